@@ -1,0 +1,83 @@
+// Loading plans: TOML plan files, presets, Hugging Face config.json, --set overrides.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trainledger/plan_input.hpp"
+
+namespace trainledger::config {
+
+// Where a resolved value came from.
+struct Origin {
+  std::string file;  // plan file, preset file ("configs/models/x.toml"), config.json, or empty
+  int line = 0;
+  int column = 0;
+  std::string what;  // "file", "preset", "hf_config", "--set", "default", "derived"
+  // "plan.toml:12:7", "configs/models/llama-2-7b.toml:4:1", "--set", "default", ...
+  std::string to_string() const;
+};
+
+struct Diagnostic {
+  Origin origin;
+  std::string message;
+  // "trainledger: error: plan.toml:12:7: parallel.tp (6) must divide model.heads (64)"
+  std::string to_string() const;
+};
+
+// Thrown for invalid input; carries every error found in the input, in file order.
+class ConfigError : public std::runtime_error {
+ public:
+  explicit ConfigError(std::vector<Diagnostic> diagnostics);
+  const std::vector<Diagnostic>& diagnostics() const { return m_diagnostics; }
+
+ private:
+  std::vector<Diagnostic> m_diagnostics;
+};
+
+// A resolved setting as reports show it: its value as text (TOML syntax) and in base units.
+struct ResolvedValue {
+  std::string key;      // "model.layers"
+  std::string display;  // as written or defaulted: "80 GiB", "80", "\"swiglu\""
+  Origin origin;
+};
+
+struct LoadedPlan {
+  PlanInput input;
+  std::string source;                  // the plan file, or "(default plan)"
+  std::vector<ResolvedValue> resolved; // every key with a value, in table order
+  std::vector<std::string> warnings;   // e.g. a derived count that differs from a published one
+};
+
+struct LoadOptions {
+  std::vector<std::string> sets;  // "section.key=value"
+};
+
+// Loads a plan file from disk. Throws ConfigError on any invalid input.
+LoadedPlan load_plan_file(const std::string& path, const LoadOptions& options);
+// Loads a plan from text, naming it `name` in messages; relative paths resolve against `base_dir`.
+LoadedPlan load_plan_text(const std::string& text, const std::string& name,
+                          const std::string& base_dir, const LoadOptions& options);
+// The embedded default plan (configs/plans/default.toml).
+LoadedPlan load_default_plan(const LoadOptions& options);
+
+// Presets compiled into the binary.
+struct PresetInfo {
+  std::string name;     // "llama-2-7b"
+  std::string path;     // "configs/models/llama-2-7b.toml"
+  std::string summary;  // a line for `trainledger models` / `gpus`
+  std::string source;
+  double published_params = 0;  // models: the exact published count, when one exists
+};
+std::vector<PresetInfo> model_presets();
+std::vector<PresetInfo> gpu_presets();
+// The PlanInput model of a preset, or throws ConfigError.
+ModelSpec load_model_preset(const std::string& name);
+GpuSpec load_gpu_preset(const std::string& name);
+
+// The key table as Markdown (docs/config.md is generated from it).
+std::string keys_markdown();
+
+}  // namespace trainledger::config

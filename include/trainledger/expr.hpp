@@ -1,0 +1,61 @@
+// Expr: a value and the formula text that produced it, built from the same terms.
+//
+// Every line item is made from an Expr, so the printed formula cannot disagree with the
+// arithmetic: `term("bytes_per_param", 4, "B/param") * term("params", 7e9, "params")` has the
+// value 2.8e10 and the text "4 B/param × 7,000,000,000 params".
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainledger {
+
+// One named input of a formula: its key (for JSON), value and the label printed after it.
+struct Term {
+  std::string key;
+  double value = 0;
+  std::string label;
+};
+
+class Expr {
+ public:
+  // A named input, printed as "<value> <label>".
+  static Expr term(std::string key, double value, std::string label);
+  // A pure number that is not an input (e.g. the 2 of 2(n-1)/n); printed as the number.
+  static Expr constant(double value);
+
+  double value() const { return m_value; }
+  const std::string& text() const { return m_text; }
+  const std::vector<Term>& terms() const { return m_terms; }
+
+  friend Expr operator+(const Expr& a, const Expr& b);
+  friend Expr operator-(const Expr& a, const Expr& b);
+  friend Expr operator*(const Expr& a, const Expr& b);
+  friend Expr operator/(const Expr& a, const Expr& b);
+
+  // Wraps the formula in a named function, e.g. max(a, b) or sqrt(a).
+  static Expr max(const Expr& a, const Expr& b);
+  static Expr min(const Expr& a, const Expr& b);
+  static Expr sqrt(const Expr& a);
+
+  // Gives the whole expression a label shown in parentheses after it, e.g. "(ZeRO-1 shard)".
+  Expr note(std::string_view text) const;
+
+ private:
+  enum class Prec { sum = 0, product = 1, atom = 2 };
+  Expr(double value, std::string text, std::vector<Term> terms, Prec prec);
+  static Expr combine(const Expr& a, const Expr& b, std::string_view op, double value, Prec prec);
+  std::string wrapped(Prec needed) const;
+
+  double m_value = 0;
+  std::string m_text;
+  std::vector<Term> m_terms;
+  Prec m_prec = Prec::atom;
+};
+
+// Formats a number as formula text: integers with thousands separators, others with up to
+// six significant digits.
+std::string format_number(double v);
+
+}  // namespace trainledger

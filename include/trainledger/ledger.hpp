@@ -1,0 +1,47 @@
+// Line items: every number the planner reports, with the basis it was computed from.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainledger/expr.hpp"
+#include "trainledger/units.hpp"
+
+namespace trainledger {
+
+// One call pattern of a collective within a communication item.
+struct Collective {
+  std::string collective;  // "all-reduce", "all-gather", "reduce-scatter", "send/recv", ...
+  int group_size = 1;
+  double message_bytes = 0;  // S: the full tensor of one call
+  double calls_per_step = 0;
+  std::string link;  // "intra-node" or "inter-node"
+};
+
+struct LineItem {
+  std::string id;
+  std::string label;
+  double value = 0;  // in base units; integral when unit == bytes
+  Unit unit = Unit::bytes;
+  std::string formula;
+  std::vector<Term> terms;
+  std::string source;
+  Kind kind = Kind::estimated;
+  // Communication items only: time for the step's traffic and the calls that make it.
+  std::optional<double> time_s;
+  std::vector<Collective> collectives;
+};
+
+// Builds a line item from an expression: the value, formula text and terms come from `e`.
+// Byte values are rounded to whole bytes.
+LineItem make_item(std::string id, std::string label, Unit unit, const Expr& e, std::string source,
+                   Kind kind = Kind::estimated);
+
+// Sum of the values of `items` (for totals that the invariant checker re-derives).
+double sum_values(const std::vector<LineItem>& items);
+
+// The item with this id, or nullptr.
+const LineItem* find_item(const std::vector<LineItem>& items, std::string_view id);
+
+}  // namespace trainledger

@@ -1,0 +1,61 @@
+// The planner's result: one object that every renderer prints and nothing else computes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainledger/ledger.hpp"
+#include "trainledger/plan_input.hpp"
+
+namespace trainledger {
+
+struct Derived {
+  double params = 0;            // total model parameters
+  double active_params = 0;     // per token (MoE: active experts only)
+  double trainable_params = 0;  // parameters that receive gradients
+  int world_size = 0;
+  int shard_group = 1;  // ZeRO/FSDP shard group (dp × cp, or zero_shard_size for HSDP)
+  std::int64_t grad_accum = 1;
+  std::int64_t global_batch = 0;
+  std::int64_t tokens_per_step = 0;
+};
+
+struct StageMemory {
+  int stage = 0;
+  std::string role;  // "first", "middle", "last" or "only"
+  int layers = 0;
+  std::vector<LineItem> items;
+  double peak_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = true;
+};
+
+struct Verdict {
+  bool fits = true;
+  double peak_bytes = 0;
+  double limit_bytes = 0;
+  double headroom = 0;  // share of the limit left free at the worst stage (negative: over)
+  int worst_stage = 0;
+};
+
+struct PlanResult {
+  PlanInput input;
+  Derived derived;
+  std::vector<StageMemory> stages;
+  int worst_stage = 0;
+  std::vector<LineItem> communication;
+  std::vector<LineItem> time;
+  std::vector<LineItem> reliability;
+  Verdict verdict;
+  std::vector<std::string> warnings;
+};
+
+// Computes the whole plan. `input` must have passed validation (config layer); the core does
+// no I/O and does not throw on user data.
+PlanResult compute_plan(const PlanInput& input);
+
+// Layers held by each pipeline stage (stage_layers when given, otherwise an even split).
+std::vector<int> stage_layer_counts(const PlanInput& input);
+
+}  // namespace trainledger

@@ -1,0 +1,165 @@
+// Typed, validated inputs of a plan: the five sections of a plan file.
+#pragma once
+
+#include <array>
+#include <string_view>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainledger/model.hpp"
+#include "trainledger/units.hpp"
+
+namespace trainledger {
+
+enum class Optimizer { adamw, adamw_8bit, sgd, sgd_momentum, lion, adafactor };
+enum class Recompute { none, selective, op, full };
+enum class Attention { flash, eager };
+enum class Finetune { full, lora, qlora };
+enum class Schedule { one_f_one_b, gpipe, interleaved, zb_h1 };
+enum class GradSync { every_micro_batch, last_micro_batch };
+enum class Offload { none, optimizer, optimizer_params };
+
+// LoRA target matrices, by their Hugging Face Llama names.
+enum class LoraTarget { q, k, v, o, gate, up, down };
+
+struct TrainingSpec {
+  std::int64_t seq_len = 2048;
+  std::int64_t micro_batch = 1;
+  std::int64_t global_batch = 0;  // sequences per optimizer step
+  DType precision = DType::bf16;
+  bool master_weights = true;
+  DType grad_dtype = DType::bf16;
+  Optimizer optimizer = Optimizer::adamw;
+  DType optimizer_dtype = DType::fp32;
+  Recompute recompute = Recompute::none;
+  double recompute_layers = 1.0;
+  Attention attention = Attention::flash;
+  double dropout = 0.0;
+  Finetune finetune = Finetune::full;
+  int lora_rank = 8;
+  std::vector<LoraTarget> lora_targets;
+  bool double_quant = true;
+  double trainable_params = 0;  // 0: every parameter trains (full fine-tune / pre-training)
+  double tokens = 0;            // total training tokens, 0 when not given
+};
+
+struct ParallelSpec {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int cp = 1;
+  int ep = 1;
+  bool sequence_parallel = false;
+  int zero = 0;
+  int zero_shard_size = 0;  // 0: the whole dp × cp group (no HSDP)
+  GradSync grad_sync = GradSync::every_micro_batch;
+  Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;
+  std::vector<int> stage_layers;  // empty: layers / pp each
+  Offload offload = Offload::none;
+};
+
+// Peak dense FLOP/s per compute dtype; 0 where the GPU has no such mode.
+struct PeakFlops {
+  double fp32 = 0, tf32 = 0, bf16 = 0, fp16 = 0, fp8 = 0;
+};
+
+struct GpuSpec {
+  std::string name;
+  std::int64_t memory_bytes = 0;  // as the device reports it (nvidia-smi total)
+  PeakFlops peak_flops;
+  double memory_bandwidth = 0;  // bytes/s
+};
+
+struct ClusterSpec {
+  GpuSpec gpu;
+  int nodes = 1;
+  int gpus_per_node = 8;
+  double intra_node_bandwidth = 0;  // bytes/s, achievable busbw per GPU
+  double intra_node_latency = 0;    // s
+  double inter_node_bandwidth = 0;
+  double inter_node_latency = 0;
+  int world_size() const { return nodes * gpus_per_node; }
+};
+
+struct CheckpointSpec {
+  double storage_bandwidth = 0;  // bytes/s, aggregate
+  double restart_time = 0;       // s
+  double gpu_failure_rate = 0;   // failures per GPU-hour
+};
+
+struct PlanInput {
+  ModelSpec model;
+  TrainingSpec training;
+  ParallelSpec parallel;
+  ClusterSpec cluster;
+  CheckpointSpec checkpoint;
+};
+
+}  // namespace trainledger
+
+namespace trainledger {
+
+// The names plan files use for each choice (one table, read by the parser and the reports).
+std::string_view to_string(Optimizer o);
+std::string_view to_string(Recompute r);
+std::string_view to_string(Attention a);
+std::string_view to_string(Finetune f);
+std::string_view to_string(Schedule s);
+std::string_view to_string(GradSync g);
+std::string_view to_string(Offload o);
+std::string_view to_string(LoraTarget t);
+std::string_view to_string(FfnAct a);
+std::string_view to_string(NormKind n);
+std::string_view to_string(BiasKind b);
+
+// Every value of each enum, for reverse lookups (overloads picked by a dummy argument).
+constexpr std::array<Optimizer, 6> all_values(Optimizer) {
+  return {Optimizer::adamw, Optimizer::adamw_8bit, Optimizer::sgd,
+          Optimizer::sgd_momentum, Optimizer::lion, Optimizer::adafactor};
+}
+constexpr std::array<Recompute, 4> all_values(Recompute) {
+  return {Recompute::none, Recompute::selective, Recompute::op, Recompute::full};
+}
+constexpr std::array<Attention, 2> all_values(Attention) {
+  return {Attention::flash, Attention::eager};
+}
+constexpr std::array<Finetune, 3> all_values(Finetune) {
+  return {Finetune::full, Finetune::lora, Finetune::qlora};
+}
+constexpr std::array<Schedule, 4> all_values(Schedule) {
+  return {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved, Schedule::zb_h1};
+}
+constexpr std::array<GradSync, 2> all_values(GradSync) {
+  return {GradSync::every_micro_batch, GradSync::last_micro_batch};
+}
+constexpr std::array<Offload, 3> all_values(Offload) {
+  return {Offload::none, Offload::optimizer, Offload::optimizer_params};
+}
+constexpr std::array<LoraTarget, 7> all_values(LoraTarget) {
+  return {LoraTarget::q,    LoraTarget::k,  LoraTarget::v,   LoraTarget::o,
+          LoraTarget::gate, LoraTarget::up, LoraTarget::down};
+}
+constexpr std::array<FfnAct, 4> all_values(FfnAct) {
+  return {FfnAct::swiglu, FfnAct::geglu, FfnAct::gelu, FfnAct::relu};
+}
+constexpr std::array<NormKind, 2> all_values(NormKind) {
+  return {NormKind::rmsnorm, NormKind::layernorm};
+}
+constexpr std::array<BiasKind, 3> all_values(BiasKind) {
+  return {BiasKind::none, BiasKind::qkv, BiasKind::all};
+}
+constexpr std::array<DType, 5> all_values(DType) {
+  return {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8};
+}
+
+// The enum value named `name`, or `fallback` (callers validate names against the key table).
+template <typename E>
+E from_string(std::string_view name, E fallback) {
+  for (E e : all_values(E{}))
+    if (to_string(e) == name) return e;
+  return fallback;
+}
+
+}  // namespace trainledger

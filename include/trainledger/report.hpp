@@ -1,0 +1,37 @@
+// Renderers: table, JSON and Markdown views of one PlanResult. They print; they never compute.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "trainledger/config.hpp"
+#include "trainledger/plan.hpp"
+
+namespace trainledger::report {
+
+enum class Format { table, json, markdown };
+enum class MemUnits { gib, gb };
+
+struct Options {
+  MemUnits units = MemUnits::gib;
+};
+
+inline constexpr const char* k_schema = "trainledger.plan/1";
+
+std::string render(Format f, const PlanResult& plan, const config::LoadedPlan& loaded,
+                   const Options& options);
+std::string render_table(const PlanResult& plan, const config::LoadedPlan& loaded,
+                         const Options& options);
+std::string render_markdown(const PlanResult& plan, const config::LoadedPlan& loaded,
+                            const Options& options);
+nlohmann::ordered_json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded);
+std::string render_json(const PlanResult& plan, const config::LoadedPlan& loaded);
+
+// `trainledger explain ID`: one item's value, formula, terms, source and kind.
+std::string render_explain(const LineItem& item, const std::string& where, const Options& options);
+
+// The version string printed by reports and --version.
+std::string version();
+
+}  // namespace trainledger::report

@@ -1,0 +1,90 @@
+#include "app.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+
+namespace trainledger::cli {
+
+namespace {
+
+constexpr const char* k_description =
+    "trainledger: will this LLM training run fit, where does the memory go, and why.\n"
+    "Every number carries its formula, terms and source (`trainledger explain ITEM`).";
+
+constexpr const char* k_footer =
+    "Exit codes: 0 done (check: every plan fits); 1 check: a plan does not fit;\n"
+    "            2 invalid input or usage; 3 I/O or probe failure at run time.\n"
+    "Docs: docs/cli.md, docs/config.md (plan keys), docs/formulas.md, docs/json-schema.md";
+
+}  // namespace
+
+void add_plan_options(CLI::App& sub, PlanOptions& o) {
+  sub.add_option("plan", o.plan, "plan file (TOML); default: the embedded default plan");
+  sub.add_option("--set", o.sets, "override a key: --set section.key=value (repeatable)")
+      ->type_name("KEY=VALUE");
+  sub.add_option("--units", o.units, "memory units: gib (default, like nvidia-smi) or gb")
+      ->check(CLI::IsMember({"gib", "gb"}));
+}
+
+config::LoadedPlan load(const PlanOptions& o) {
+  config::LoadOptions lo;
+  lo.sets = o.sets;
+  if (o.plan.empty()) return config::load_default_plan(lo);
+  return config::load_plan_file(o.plan, lo);
+}
+
+report::Options report_options(const PlanOptions& o) {
+  report::Options r;
+  r.units = o.units == "gb" ? report::MemUnits::gb : report::MemUnits::gib;
+  return r;
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app(k_description, "trainledger");
+  app.footer(k_footer);
+  app.set_version_flag("--version", "trainledger " + report::version());
+  app.require_subcommand(1);
+  PlanOptions plan_options;
+  ExplainOptions explain_options;
+  CLI::App* plan = add_plan_command(app, plan_options);
+  CLI::App* explain = add_explain_command(app, explain_options);
+  CLI::App* models = add_models_command(app);
+  CLI::App* gpus = add_gpus_command(app);
+  CLI::App* keys = add_keys_command(app);
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return k_exit_ok;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return k_exit_ok;
+  } catch (const CLI::CallForVersion&) {
+    out << "trainledger " << report::version() << "\n";
+    return k_exit_ok;
+  } catch (const CLI::ParseError& e) {
+    err << "trainledger: error: " << e.what() << "\n"
+        << "Run `trainledger --help` for usage.\n";
+    return k_exit_invalid;
+  }
+
+  try {
+    if (*plan) return run_plan(plan_options, out, err);
+    if (*explain) return run_explain(explain_options, out, err);
+    if (*models) return run_models(out);
+    if (*gpus) return run_gpus(out);
+    if (*keys) return run_keys(out);
+  } catch (const config::ConfigError& e) {
+    for (const config::Diagnostic& d : e.diagnostics()) err << d.to_string() << "\n";
+    return k_exit_invalid;
+  } catch (const std::exception& e) {
+    err << "trainledger: error: " << e.what() << "\n";
+    return k_exit_runtime;
+  }
+  return k_exit_invalid;
+}
+
+}  // namespace trainledger::cli

@@ -1,0 +1,56 @@
+// The command-line program as a function, so tests can run it in-process.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "trainledger/config.hpp"
+#include "trainledger/report.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace trainledger::cli {
+
+// Exit codes (documented in --help and docs/cli.md).
+inline constexpr int k_exit_ok = 0;
+inline constexpr int k_exit_does_not_fit = 1;
+inline constexpr int k_exit_invalid = 2;
+inline constexpr int k_exit_runtime = 3;
+
+// Runs `trainledger args...`; writes results to `out`, messages to `err`; returns the exit code.
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// Options shared by subcommands that load a plan.
+struct PlanOptions {
+  std::string plan;               // empty: the embedded default plan
+  std::vector<std::string> sets;  // --set section.key=value
+  std::string format = "table";
+  std::string units = "gib";
+};
+void add_plan_options(CLI::App& sub, PlanOptions& o);
+config::LoadedPlan load(const PlanOptions& o);
+report::Options report_options(const PlanOptions& o);
+
+struct ExplainOptions {
+  PlanOptions plan;
+  std::string item;
+  int stage = -1;  // -1: the worst stage
+};
+
+CLI::App* add_plan_command(CLI::App& app, PlanOptions& o);
+int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& err);
+
+CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o);
+int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err);
+
+CLI::App* add_models_command(CLI::App& app);
+int run_models(std::ostream& out);
+CLI::App* add_gpus_command(CLI::App& app);
+int run_gpus(std::ostream& out);
+CLI::App* add_keys_command(CLI::App& app);
+int run_keys(std::ostream& out);
+
+}  // namespace trainledger::cli

@@ -1,0 +1,71 @@
+// `trainledger explain ITEM`: one line item's formula, terms and source.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "app.hpp"
+#include "trainledger/plan.hpp"
+
+namespace trainledger::cli {
+
+namespace {
+
+std::vector<std::string> all_ids(const PlanResult& plan) {
+  std::vector<std::string> ids;
+  auto add = [&](const std::vector<LineItem>& items) {
+    for (const LineItem& i : items) {
+      bool have = false;
+      for (const std::string& id : ids) have = have || id == i.id;
+      if (!have) ids.push_back(i.id);
+    }
+  };
+  for (const StageMemory& st : plan.stages) add(st.items);
+  add(plan.communication);
+  add(plan.time);
+  add(plan.reliability);
+  return ids;
+}
+
+}  // namespace
+
+CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "explain", "Show how one item is computed: value, formula, terms, source and kind");
+  sub->add_option("item", o.item, "item id, e.g. optimizer.m (see `trainledger plan`)")
+      ->required();
+  add_plan_options(*sub, o.plan);
+  sub->add_option("--stage", o.stage, "pipeline stage for memory items (default: the worst)")
+      ->check(CLI::NonNegativeNumber);
+  return sub;
+}
+
+int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
+  const config::LoadedPlan loaded = load(o.plan);
+  const PlanResult plan = compute_plan(loaded.input);
+  const report::Options ro = report_options(o.plan);
+  if (o.stage >= static_cast<int>(plan.stages.size())) {
+    err << fmt::format("trainledger: error: --stage {}: the plan has {} stage(s)\n", o.stage,
+                       plan.stages.size());
+    return k_exit_invalid;
+  }
+  const int stage = o.stage >= 0 ? o.stage : plan.worst_stage;
+  const StageMemory& st = plan.stages[stage];
+  if (const LineItem* item = find_item(st.items, o.item)) {
+    out << report::render_explain(*item, fmt::format("stage {} ({})", st.stage, st.role), ro);
+    return k_exit_ok;
+  }
+  for (const auto* section : {&plan.communication, &plan.time, &plan.reliability}) {
+    if (const LineItem* item = find_item(*section, o.item)) {
+      out << report::render_explain(*item, "", ro);
+      return k_exit_ok;
+    }
+  }
+  std::string known;
+  for (const std::string& id : all_ids(plan)) known += (known.empty() ? "" : ", ") + id;
+  err << fmt::format("trainledger: error: no item \"{}\" in this plan (items: {})\n", o.item,
+                     known);
+  return k_exit_invalid;
+}
+
+}  // namespace trainledger::cli

@@ -1,0 +1,178 @@
+// [training], [parallel], [cluster], [checkpoint] → typed specs; derived defaults.
+#include <cmath>
+
+#include "build.hpp"
+#include "reader.hpp"
+#include "validate.hpp"
+
+namespace trainledger::config {
+
+namespace {
+
+std::vector<LoraTarget> to_targets(const std::vector<std::string>& names) {
+  std::vector<LoraTarget> out;
+  auto add = [&](LoraTarget t) {
+    for (LoraTarget have : out)
+      if (have == t) return;
+    out.push_back(t);
+  };
+  for (const std::string& n : names) {
+    if (n == "all-linear") {
+        for (LoraTarget t : all_values(LoraTarget{})) add(t);
+    } else if (n == "q_proj") add(LoraTarget::q);
+    else if (n == "k_proj") add(LoraTarget::k);
+    else if (n == "v_proj") add(LoraTarget::v);
+    else if (n == "o_proj") add(LoraTarget::o);
+    else if (n == "gate_proj") add(LoraTarget::gate);
+    else if (n == "up_proj") add(LoraTarget::up);
+    else if (n == "down_proj") add(LoraTarget::down);
+  }
+  return out;
+}
+
+void record(Resolution& r, const std::string& key, std::int64_t value) {
+  Setting s;
+  s.spec = find_key(key.substr(0, key.find('.')), key.substr(key.find('.') + 1));
+  s.value = value;
+  s.display = std::to_string(value);
+  s.origin = Origin{"", 0, 0, "derived"};
+  r.settings[key] = s;
+}
+
+void record_text(Resolution& r, const std::string& key, const std::string& value) {
+  Setting s;
+  s.spec = find_key(key.substr(0, key.find('.')), key.substr(key.find('.') + 1));
+  s.value = value;
+  s.display = "\"" + value + "\"";
+  s.origin = Origin{"", 0, 0, "derived"};
+  r.settings[key] = s;
+}
+
+TrainingSpec build_training(Resolution& r, const Reader& in) {
+  TrainingSpec t;
+  t.seq_len = in.integer("training.seq_len");
+  t.micro_batch = in.integer("training.micro_batch");
+  t.global_batch = in.integer("training.global_batch", 0);
+  t.precision = from_string(in.text("training.precision"), DType::bf16);
+  t.master_weights = in.boolean("training.master_weights");
+  if (in.has("training.grad_dtype")) {
+    t.grad_dtype = from_string(in.text("training.grad_dtype"), DType::bf16);
+  } else {
+    t.grad_dtype = t.precision == DType::fp8 ? DType::bf16 : t.precision;
+    record_text(r, "training.grad_dtype", std::string(to_string(t.grad_dtype)));
+  }
+  t.optimizer = from_string(in.text("training.optimizer"), Optimizer::adamw);
+  t.optimizer_dtype = from_string(in.text("training.optimizer_dtype"), DType::fp32);
+  t.recompute = from_string(in.text("training.recompute"), Recompute::none);
+  t.recompute_layers = in.number("training.recompute_layers");
+  t.attention = from_string(in.text("training.attention"), Attention::flash);
+  t.dropout = in.number("training.dropout");
+  t.finetune = from_string(in.text("training.finetune"), Finetune::full);
+  t.lora_rank = static_cast<int>(in.integer("training.lora_rank"));
+  t.lora_targets = to_targets(in.get<std::vector<std::string>>("training.lora_targets"));
+  t.double_quant = in.boolean("training.double_quant");
+  t.trainable_params = in.number("training.trainable_params", 0);
+  t.tokens = in.number("training.tokens", 0);
+  return t;
+}
+
+ParallelSpec build_parallel(const Reader& in) {
+  ParallelSpec p;
+  p.tp = static_cast<int>(in.integer("parallel.tp"));
+  p.pp = static_cast<int>(in.integer("parallel.pp"));
+  p.cp = static_cast<int>(in.integer("parallel.cp"));
+  p.ep = static_cast<int>(in.integer("parallel.ep"));
+  p.dp = static_cast<int>(in.integer("parallel.dp", 0));
+  p.sequence_parallel = in.boolean("parallel.sequence_parallel");
+  p.zero = static_cast<int>(in.integer("parallel.zero"));
+  p.zero_shard_size = static_cast<int>(in.integer("parallel.zero_shard_size", 0));
+  p.grad_sync = from_string(in.text("parallel.grad_sync"), GradSync::every_micro_batch);
+  p.schedule = from_string(in.text("parallel.schedule"), Schedule::one_f_one_b);
+  p.virtual_stages = static_cast<int>(in.integer("parallel.virtual_stages"));
+  for (std::int64_t n : in.get<std::vector<std::int64_t>>("parallel.stage_layers"))
+    p.stage_layers.push_back(static_cast<int>(n));
+  p.offload = from_string(in.text("parallel.offload"), Offload::none);
+  return p;
+}
+
+// World size and data parallelism: dp and nodes are derived from each other when one is missing.
+void derive_world(Resolution& r, const Reader& in, PlanInput& out) {
+  ParallelSpec& p = out.parallel;
+  ClusterSpec& c = out.cluster;
+  c.gpus_per_node = static_cast<int>(in.integer("cluster.gpus_per_node"));
+  const double model_par = static_cast<double>(p.tp) * p.pp * p.cp;
+  if (p.dp > 0) {
+    const double needed = model_par * p.dp;
+    if (in.has("cluster.nodes")) {
+      c.nodes = static_cast<int>(in.integer("cluster.nodes"));
+    } else if (needed <= c.gpus_per_node) {
+      // Fewer GPUs than one node holds: one node, using only the GPUs the layout needs.
+      c.nodes = 1;
+      const bool default_gpn = r.settings.at("cluster.gpus_per_node").origin.what == "default";
+      if (needed < c.gpus_per_node && default_gpn) {
+        c.gpus_per_node = static_cast<int>(needed);
+        record(r, "cluster.gpus_per_node", c.gpus_per_node);
+      }
+      record(r, "cluster.nodes", 1);
+    } else if (std::fmod(needed, c.gpus_per_node) == 0 && needed / c.gpus_per_node <= 1e6) {
+      c.nodes = static_cast<int>(needed / c.gpus_per_node);
+      record(r, "cluster.nodes", c.nodes);
+    } else {
+      in.error("parallel.dp",
+               fmt::format("parallel: tp × pp × cp × dp = {} GPUs does not fill whole nodes of "
+                           "cluster.gpus_per_node ({}); give cluster.nodes",
+                           needed, c.gpus_per_node));
+      c.nodes = 1;
+    }
+  } else {
+    c.nodes = static_cast<int>(in.integer("cluster.nodes", 1));
+    if (!in.has("cluster.nodes")) record(r, "cluster.nodes", 1);
+    const double world = static_cast<double>(c.nodes) * c.gpus_per_node;
+    if (std::fmod(world, model_par) != 0) {
+      in.error("parallel.tp",
+               fmt::format("parallel: tp × pp × cp = {} × {} × {} = {} does not divide the world "
+                           "size {} (cluster.nodes {} × cluster.gpus_per_node {})",
+                           p.tp, p.pp, p.cp, model_par, world, c.nodes, c.gpus_per_node));
+      p.dp = 1;
+    } else {
+      p.dp = static_cast<int>(world / model_par);
+      record(r, "parallel.dp", p.dp);
+    }
+  }
+}
+
+ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
+  c.intra_node_bandwidth = in.number("cluster.intra_node_bandwidth", 0);
+  c.intra_node_latency = in.number("cluster.intra_node_latency");
+  c.inter_node_bandwidth = in.number("cluster.inter_node_bandwidth", 0);
+  c.inter_node_latency = in.number("cluster.inter_node_latency");
+  return c;
+}
+
+CheckpointSpec build_checkpoint(const Reader& in) {
+  CheckpointSpec c;
+  c.storage_bandwidth = in.number("checkpoint.storage_bandwidth");
+  c.restart_time = in.number("checkpoint.restart_time");
+  c.gpu_failure_rate = in.number("checkpoint.gpu_failure_rate");
+  return c;
+}
+
+}  // namespace
+
+void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors) {
+  Reader in(r, errors);
+  out.model = build_model(r, errors);
+  out.cluster.gpu = build_gpu(r, errors);
+  out.training = build_training(r, in);
+  out.parallel = build_parallel(in);
+  derive_world(r, in, out);
+  out.cluster = build_cluster(in, out.cluster);
+  out.checkpoint = build_checkpoint(in);
+  if (errors.empty()) validate(r, out, errors);
+  if (errors.empty() && out.training.global_batch == 0) {
+    out.training.global_batch = out.training.micro_batch * out.parallel.dp;
+    record(r, "training.global_batch", out.training.global_batch);
+  }
+}
+
+}  // namespace trainledger::config

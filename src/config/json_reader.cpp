@@ -1,0 +1,81 @@
+// JSON text (Hugging Face config.json) → Value. Origins name the file and the JSON key.
+#include <nlohmann/json.hpp>
+
+#include "value.hpp"
+
+namespace trainledger::config {
+
+namespace {
+
+Value convert(const nlohmann::json& j, const std::string& where) {
+  Value v;
+  v.origin = Origin{where, 0, 0, "hf_config"};
+  switch (j.type()) {
+    case nlohmann::json::value_t::boolean:
+      v.type = Value::Type::boolean;
+      v.boolean = j.get<bool>();
+      break;
+    case nlohmann::json::value_t::number_integer:
+      v.type = Value::Type::integer;
+      v.integer = j.get<std::int64_t>();
+      break;
+    case nlohmann::json::value_t::number_unsigned: {
+      const auto u = j.get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(INT64_MAX)) {
+        v.type = Value::Type::floating;
+        v.floating = static_cast<double>(u);
+      } else {
+        v.type = Value::Type::integer;
+        v.integer = static_cast<std::int64_t>(u);
+      }
+      break;
+    }
+    case nlohmann::json::value_t::number_float:
+      v.type = Value::Type::floating;
+      v.floating = j.get<double>();
+      break;
+    case nlohmann::json::value_t::string:
+      v.type = Value::Type::string;
+      v.string = j.get<std::string>();
+      break;
+    case nlohmann::json::value_t::array:
+      v.type = Value::Type::array;
+      for (std::size_t i = 0; i < j.size(); ++i)
+        v.items.push_back(convert(j[i], where + "/" + std::to_string(i)));
+      break;
+    case nlohmann::json::value_t::object:
+      v.type = Value::Type::table;
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        v.fields.emplace_back(it.key(), convert(it.value(), where + "/" + it.key()));
+        v.key_origins.push_back(Origin{where + "/" + it.key(), 0, 0, "hf_config"});
+      }
+      break;
+    default:
+      v.type = Value::Type::other;  // null, binary
+      break;
+  }
+  return v;
+}
+
+}  // namespace
+
+Value parse_json(const std::string& text, const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    // Parse again with exceptions to get the position in the message.
+    try {
+      const nlohmann::json again = nlohmann::json::parse(text);
+      static_cast<void>(again);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw ConfigError({Diagnostic{Origin{path, 0, 0, "hf_config"},
+                                    std::string("invalid JSON: ") + e.what()}});
+    }
+  }
+  if (!j.is_object()) {
+    throw ConfigError(
+        {Diagnostic{Origin{path, 0, 0, "hf_config"}, "invalid config.json: not a JSON object"}});
+  }
+  return convert(j, path + "#");
+}
+
+}  // namespace trainledger::config

@@ -1,0 +1,229 @@
+#include "keys.hpp"
+
+#include <algorithm>
+
+namespace trainledger::config {
+
+namespace {
+
+using Q = QuantityKind;
+using T = KeyType;
+
+std::vector<KeySpec> build_table() {
+  const std::vector<std::string_view> dtypes_param = {"fp32", "bf16", "fp16", "fp8"};
+  const std::vector<std::string_view> dtypes_state = {"fp32", "bf16", "fp16"};
+  return {
+      // [model]
+      {"model", "preset", T::text, "", "model preset name (see `trainledger models`)"},
+      {"model", "hf_config", T::text, "",
+       "path to a Hugging Face config.json (relative to the plan file)"},
+      {"model", "name", T::text, "", "display name"},
+      {"model", "params", T::count, "",
+       "parameter count of a count-only model (no architecture: state ledger only)", Q::count, {},
+       1, 1e15},
+      {"model", "layers", T::integer, "", "transformer layers", Q::count, {}, 1, 100000},
+      {"model", "hidden", T::integer, "", "hidden size h", Q::count, {}, 1, 10000000},
+      {"model", "heads", T::integer, "", "attention heads a", Q::count, {}, 1, 100000},
+      {"model", "kv_heads", T::integer, "", "key/value heads (GQA); default: heads", Q::count,
+       {}, 1, 100000},
+      {"model", "head_dim", T::integer, "", "head dimension; default: hidden / heads", Q::count,
+       {}, 1, 100000},
+      {"model", "ffn", T::integer, "", "MLP inner width", Q::count, {}, 1, 100000000},
+      {"model", "ffn_act", T::choice, "\"swiglu\"",
+       "MLP activation: gated (swiglu, geglu: 3 matrices) or not (gelu, relu: 2)", Q::count,
+       {"swiglu", "geglu", "gelu", "relu"}},
+      {"model", "vocab", T::integer, "", "vocabulary size V", Q::count, {}, 1, 1000000000},
+      {"model", "tied_embeddings", T::boolean, "false", "LM head shares the embedding matrix"},
+      {"model", "norm", T::choice, "\"rmsnorm\"", "rmsnorm (weight) or layernorm (weight + bias)",
+       Q::count, {"rmsnorm", "layernorm"}},
+      {"model", "bias", T::choice, "\"none\"",
+       "biases: none (Llama), qkv (Qwen2), all (GPT-2/BLOOM: every linear layer)", Q::count,
+       {"none", "qkv", "all"}},
+      {"model", "position_embeddings", T::integer, "0",
+       "rows of a learned position table (0 for RoPE/ALiBi)", Q::count, {}, 0, 100000000},
+      {"model", "embedding_norm", T::boolean, "false", "norm after the word embedding (BLOOM)"},
+      {"model", "norms_per_layer", T::integer, "2", "norms per layer (Gemma 2: 4)", Q::count, {},
+       1, 16},
+      {"model", "experts", T::integer, "0", "MoE: routed experts per layer (0: dense)", Q::count,
+       {}, 0, 100000},
+      {"model", "experts_per_token", T::integer, "0", "MoE: experts active per token", Q::count,
+       {}, 0, 100000},
+      {"model", "expert_ffn", T::integer, "0", "MoE: MLP width of one expert", Q::count, {}, 0,
+       100000000},
+      {"model", "shared_experts", T::integer, "0", "MoE: always-active shared experts", Q::count,
+       {}, 0, 1000},
+      // [training]
+      {"training", "seq_len", T::integer, "2048", "sequence length s (tokens)", Q::count, {}, 1,
+       1e9},
+      {"training", "micro_batch", T::integer, "1", "micro-batch b (sequences per GPU per pass)",
+       Q::count, {}, 1, 1e7},
+      {"training", "global_batch", T::integer, "",
+       "sequences per optimizer step; default: micro_batch × dp (no accumulation)", Q::count, {},
+       1, 1e12},
+      {"training", "precision", T::choice, "\"bf16\"",
+       "weights/compute: fp32, or bf16/fp16/fp8 mixed precision", Q::count, dtypes_param},
+      {"training", "master_weights", T::boolean, "true",
+       "keep fp32 master weights (mixed precision); false for pure 16-bit recipes"},
+      {"training", "grad_dtype", T::choice, "",
+       "gradient dtype; default: the weights' dtype (fp32 for Megatron's main_grad)", Q::count,
+       dtypes_state},
+      {"training", "optimizer", T::choice, "\"adamw\"", "optimizer", Q::count,
+       {"adamw", "adamw-8bit", "sgd", "sgd-momentum", "lion", "adafactor"}},
+      {"training", "optimizer_dtype", T::choice, "\"fp32\"", "dtype of optimizer states",
+       Q::count, dtypes_state},
+      {"training", "recompute", T::choice, "\"none\"",
+       "activation recomputation: none, selective (attention core), op (save list), full",
+       Q::count, {"none", "selective", "op", "full"}},
+      {"training", "recompute_layers", T::number, "1.0", "share of layers recomputed", Q::count,
+       {}, 0, 1},
+      {"training", "attention", T::choice, "\"flash\"",
+       "flash (no s² tensors) or eager (materialized scores)", Q::count, {"flash", "eager"}},
+      {"training", "dropout", T::number, "0.0", "dropout probability (masks stored when > 0)",
+       Q::count, {}, 0, 0.99},
+      {"training", "finetune", T::choice, "\"full\"", "full, lora or qlora", Q::count,
+       {"full", "lora", "qlora"}},
+      {"training", "lora_rank", T::integer, "8", "LoRA rank r", Q::count, {}, 1, 65536},
+      {"training", "lora_targets", T::choice_list, "[\"q_proj\", \"v_proj\"]",
+       "LoRA target matrices (\"all-linear\" for every one)", Q::count,
+       {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj",
+        "all-linear"}},
+      {"training", "double_quant", T::boolean, "true", "QLoRA: double quantization of constants"},
+      {"training", "trainable_params", T::count, "",
+       "parameters that train (the rest frozen); default: all", Q::count, {}, 1, 1e15},
+      {"training", "tokens", T::count, "", "total training tokens, e.g. \"15T\"", Q::count, {}, 1,
+       1e18},
+      // [parallel]
+      {"parallel", "tp", T::integer, "1", "tensor parallel size", Q::count, {}, 1, 1000000},
+      {"parallel", "pp", T::integer, "1", "pipeline stages", Q::count, {}, 1, 1000000},
+      {"parallel", "dp", T::integer, "",
+       "data parallel size; default: world / (tp × pp × cp)", Q::count, {}, 1, 100000000},
+      {"parallel", "cp", T::integer, "1", "context parallel size", Q::count, {}, 1, 1000000},
+      {"parallel", "ep", T::integer, "1", "expert parallel size (MoE)", Q::count, {}, 1, 1000000},
+      {"parallel", "sequence_parallel", T::boolean, "false",
+       "Megatron sequence parallelism (with tp > 1)"},
+      {"parallel", "zero", T::zero_stage, "0", "ZeRO stage 0-3, or \"fsdp\" (= 3)"},
+      {"parallel", "zero_shard_size", T::integer, "",
+       "HSDP: ranks per shard group (divides dp × cp); default: all of dp × cp", Q::count, {}, 1,
+       100000000},
+      {"parallel", "grad_sync", T::choice, "\"every_micro_batch\"",
+       "when gradients are reduced with accumulation", Q::count,
+       {"every_micro_batch", "last_micro_batch"}},
+      {"parallel", "schedule", T::choice, "\"1f1b\"", "pipeline schedule", Q::count,
+       {"1f1b", "gpipe", "interleaved", "zb-h1"}},
+      {"parallel", "virtual_stages", T::integer, "1", "interleaved chunks per GPU", Q::count, {},
+       1, 1000},
+      {"parallel", "stage_layers", T::int_list, "[]", "uneven split: layers per stage", Q::count,
+       {}, 1, 100000},
+      {"parallel", "offload", T::choice, "\"none\"", "ZeRO-Offload to host memory", Q::count,
+       {"none", "optimizer", "optimizer+params"}},
+      // [cluster]
+      {"cluster", "gpu", T::text, "", "GPU preset name (see `trainledger gpus`)"},
+      {"cluster", "gpu_name", T::text, "", "GPU display name"},
+      {"cluster", "gpu_memory", T::quantity, "", "memory as the device reports it (nvidia-smi)",
+       Q::bytes, {}, 1, 1e15},
+      {"cluster", "peak_flops", T::flops_table, "",
+       "dense peak per dtype: { bf16 = \"989 TFLOP/s\", ... }", Q::flops},
+      {"cluster", "memory_bandwidth", T::quantity, "", "HBM bandwidth", Q::bandwidth, {}, 0, 0,
+       true},
+      {"cluster", "nodes", T::integer, "",
+       "nodes; default: enough for tp × pp × cp × dp, else 1", Q::count, {}, 1, 1000000},
+      {"cluster", "gpus_per_node", T::integer, "8", "GPUs per node", Q::count, {}, 1, 1024},
+      {"cluster", "intra_node_bandwidth", T::quantity, "",
+       "achievable busbw per GPU inside a node (nccl-tests convention)", Q::bandwidth, {}, 0, 0,
+       true},
+      {"cluster", "intra_node_latency", T::quantity, "\"8 us\"", "per-step latency inside a node",
+       Q::duration},
+      {"cluster", "inter_node_bandwidth", T::quantity, "",
+       "achievable busbw per GPU across nodes (its NIC)", Q::bandwidth, {}, 0, 0, true},
+      {"cluster", "inter_node_latency", T::quantity, "\"20 us\"", "per-step latency across nodes",
+       Q::duration},
+      // [checkpoint]
+      {"checkpoint", "storage_bandwidth", T::quantity, "\"2 GB/s\"",
+       "aggregate checkpoint write bandwidth", Q::bandwidth, {}, 0, 0, true},
+      {"checkpoint", "restart_time", T::quantity, "\"5 min\"", "time to restart after a failure",
+       Q::duration},
+      {"checkpoint", "gpu_failure_rate", T::quantity, "\"3e-6 /h\"",
+       "failures per GPU per hour", Q::rate},
+  };
+}
+
+int edit_distance(std::string_view a, std::string_view b) {
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const int sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& key_table() {
+  static const std::vector<KeySpec> table = build_table();
+  return table;
+}
+
+const std::vector<std::string_view>& section_names() {
+  static const std::vector<std::string_view> names = {"model", "training", "parallel", "cluster",
+                                                      "checkpoint"};
+  return names;
+}
+
+const KeySpec* find_key(std::string_view section, std::string_view name) {
+  for (const KeySpec& k : key_table())
+    if (k.section == section && k.name == name) return &k;
+  return nullptr;
+}
+
+std::string type_description(const KeySpec& k) {
+  switch (k.type) {
+    case KeyType::integer:
+      return "an integer";
+    case KeyType::number:
+      return "a number";
+    case KeyType::boolean:
+      return "true or false";
+    case KeyType::text:
+      return "a string";
+    case KeyType::choice:
+    case KeyType::choice_list: {
+      std::string s = k.type == KeyType::choice ? "one of " : "a list of ";
+      for (std::size_t i = 0; i < k.choices.size(); ++i)
+        s += (i ? ", \"" : "\"") + std::string(k.choices[i]) + "\"";
+      return s;
+    }
+    case KeyType::quantity:
+      return "a string with a unit, e.g. " + std::string(example_quantity(k.quantity));
+    case KeyType::count:
+      return "a number or a string like \"7B\" or \"15T\"";
+    case KeyType::int_list:
+      return "a list of integers";
+    case KeyType::flops_table:
+      return "a table of FLOP/s per dtype, e.g. { bf16 = \"989 TFLOP/s\" }";
+    case KeyType::zero_stage:
+      return "0, 1, 2, 3 or \"fsdp\"";
+  }
+  return "?";
+}
+
+std::optional<std::string> closest(std::string_view word,
+                                   const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  int best_distance = 0;
+  const int limit = std::max<int>(2, static_cast<int>(word.size()) / 3);
+  for (const std::string& c : candidates) {
+    const int d = edit_distance(word, c);
+    if (d <= limit && (!best || d < best_distance)) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+}  // namespace trainledger::config

@@ -1,0 +1,77 @@
+// Public entry points of the config layer: plan files, the default plan, presets.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "build.hpp"
+#include "trainledger/config.hpp"
+
+namespace trainledger::config {
+
+namespace {
+
+void throw_if(std::vector<Diagnostic>& errors) {
+  if (errors.empty()) return;
+  std::stable_sort(errors.begin(), errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    const bool la = a.origin.line > 0, lb = b.origin.line > 0;
+    if (la != lb) return la;
+    if (!la) return false;
+    if (a.origin.file != b.origin.file) return false;
+    if (a.origin.line != b.origin.line) return a.origin.line < b.origin.line;
+    return a.origin.column < b.origin.column;
+  });
+  throw ConfigError(errors);
+}
+
+LoadedPlan finish(Resolution& r, const std::string& source) {
+  std::vector<Diagnostic> errors;
+  LoadedPlan out;
+  out.source = source;
+  build_input(r, out.input, errors);
+  throw_if(errors);
+  for (const KeySpec& k : key_table()) {
+    auto it = r.settings.find(k.full_name());
+    if (it == r.settings.end()) continue;
+    out.resolved.push_back(ResolvedValue{k.full_name(), it->second.display, it->second.origin});
+  }
+  out.warnings = r.warnings;
+  return out;
+}
+
+LoadedPlan load(const std::string& text, const std::string& name, const std::string& base_dir,
+                const LoadOptions& options) {
+  std::vector<Diagnostic> errors;
+  Value doc = parse_toml(text, name, "file");
+  Resolution r = resolve(&doc, name, base_dir, options.sets, errors);
+  throw_if(errors);
+  return finish(r, name);
+}
+
+}  // namespace
+
+LoadedPlan load_plan_text(const std::string& text, const std::string& name,
+                          const std::string& base_dir, const LoadOptions& options) {
+  return load(text, name, base_dir, options);
+}
+
+LoadedPlan load_plan_file(const std::string& path, const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  if (!in || std::filesystem::is_directory(path, ec)) {
+    throw ConfigError({Diagnostic{Origin{path, 0, 0, "file"}, "cannot read the plan file"}});
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string base = std::filesystem::path(path).parent_path().string();
+  return load(ss.str(), path, base, options);
+}
+
+LoadedPlan load_default_plan(const LoadOptions& options) {
+  const std::string path = "configs/plans/default.toml";
+  const std::string* text = embedded_file(path);
+  if (!text) throw ConfigError({Diagnostic{Origin{path, 0, 0, "preset"}, "not embedded"}});
+  return load(*text, path, "", options);
+}
+
+}  // namespace trainledger::config

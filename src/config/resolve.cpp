@@ -1,0 +1,194 @@
+#include "resolve.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace trainledger::config {
+
+namespace {
+
+const std::vector<std::string> k_meta_keys = {"source", "published_params", "hf_id", "summary"};
+
+bool is_meta(const std::string& key) {
+  for (const std::string& m : k_meta_keys)
+    if (m == key) return true;
+  return false;
+}
+
+std::vector<std::string> names_in(std::string_view section) {
+  std::vector<std::string> out;
+  for (const KeySpec& k : key_table())
+    if (k.section == section) out.emplace_back(k.name);
+  return out;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  if (auto best = closest(word, candidates)) return fmt::format(" (did you mean \"{}\"?)", *best);
+  return "";
+}
+
+void read_key(const std::string& section, const std::string& name, const Value& v,
+              const Origin& key_origin, SettingMap& out, std::vector<Diagnostic>& errors) {
+  const KeySpec* spec = find_key(section, name);
+  if (!spec) {
+    errors.push_back(Diagnostic{key_origin, fmt::format("unknown key {}.{}{}", section, name,
+                                                        did_you_mean(name, names_in(section)))});
+    return;
+  }
+  if (auto s = to_setting(*spec, v, errors)) out[spec->full_name()] = *s;
+}
+
+void read_sections(const Value& doc, SettingMap& out, std::map<std::string, Origin>& sections,
+                   std::vector<Diagnostic>& errors) {
+  std::vector<std::string> known(section_names().begin(), section_names().end());
+  for (std::size_t i = 0; i < doc.fields.size(); ++i) {
+    const auto& [section, table] = doc.fields[i];
+    const Origin& where = doc.key_origins[i];
+    bool is_section = false;
+    for (const std::string& k : known) is_section = is_section || k == section;
+    if (!is_section) {
+      std::string hint = did_you_mean(section, known);
+      if (table.type != Value::Type::table) {
+        errors.push_back(Diagnostic{
+            where, fmt::format("key \"{}\" is outside a section; keys belong under [model], "
+                               "[training], [parallel], [cluster] or [checkpoint]{}",
+                               section, hint)});
+      } else {
+        errors.push_back(Diagnostic{where, fmt::format("unknown section [{}]{}", section, hint)});
+      }
+      continue;
+    }
+    if (table.type != Value::Type::table) {
+      errors.push_back(Diagnostic{where, fmt::format("{} must be a section ([{}]), got {}",
+                                                     section, section, table.type_name())});
+      continue;
+    }
+    sections[section] = where;
+    for (std::size_t j = 0; j < table.fields.size(); ++j)
+      read_key(section, table.fields[j].first, table.fields[j].second, table.key_origins[j], out,
+               errors);
+  }
+}
+
+void apply_set(const std::string& arg, SettingMap& out, std::vector<Diagnostic>& errors) {
+  const Origin origin{"--set " + arg, 0, 0, "--set"};
+  const std::size_t eq = arg.find('=');
+  const std::size_t dot = arg.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot > eq) {
+    errors.push_back(
+        Diagnostic{origin, "expected section.key=value, e.g. --set parallel.tp=8"});
+    return;
+  }
+  const std::string section = arg.substr(0, dot);
+  const std::string name = arg.substr(dot + 1, eq - dot - 1);
+  const std::string text = arg.substr(eq + 1);
+  std::vector<std::string> known(section_names().begin(), section_names().end());
+  bool is_section = false;
+  for (const std::string& k : known) is_section = is_section || k == section;
+  if (!is_section) {
+    errors.push_back(Diagnostic{
+        origin, fmt::format("unknown section \"{}\"{}", section, did_you_mean(section, known))});
+    return;
+  }
+  // The value is TOML (8, true, "x", [1, 2]); anything TOML cannot read is taken as a string,
+  // so `--set cluster.gpu=h100-sxm5-80gb` and `--set cluster.gpu_memory=80 GiB` work.
+  Value v;
+  try {
+    Value doc = parse_toml("v = " + text, "--set", "--set");
+    v = doc.fields.at(0).second;
+  } catch (const ConfigError&) {
+    v.type = Value::Type::string;
+    v.string = text;
+  }
+  v.origin = origin;
+  read_key(section, name, v, origin, out, errors);
+}
+
+void overlay(SettingMap& base, const SettingMap& top) {
+  for (const auto& [k, s] : top) base[k] = s;
+}
+
+std::string preset_path(const std::string& folder, const std::string& name) {
+  return "configs/" + folder + "/" + name + ".toml";
+}
+
+std::string stem_of(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
+
+SettingMap load_named_preset(const Setting& asked, const std::string& folder,
+                             const std::string& section, std::vector<Diagnostic>& errors) {
+  const std::string name = std::get<std::string>(asked.value);
+  const std::string path = preset_path(folder, name);
+  if (!embedded_file(path)) {
+    std::vector<std::string> names;
+    for (const std::string& p : embedded_files_under("configs/" + folder + "/"))
+      names.push_back(stem_of(p));
+    const std::string lister = folder == "models" ? "trainledger models" : "trainledger gpus";
+    errors.push_back(Diagnostic{
+        asked.origin, fmt::format("{}: unknown preset \"{}\"{}; `{}` lists them",
+                                  asked.spec->full_name(), name, did_you_mean(name, names),
+                                  lister)});
+    return {};
+  }
+  return read_preset(path, section, nullptr, errors);
+}
+
+}  // namespace
+
+SettingMap read_preset(const std::string& path, const std::string& section,
+                       std::map<std::string, Value>* meta, std::vector<Diagnostic>& errors) {
+  SettingMap out;
+  const std::string* text = embedded_file(path);
+  if (!text) return out;
+  Value doc = parse_toml(*text, path, "preset");
+  for (std::size_t i = 0; i < doc.fields.size(); ++i) {
+    const auto& [key, value] = doc.fields[i];
+    if (is_meta(key)) {
+      if (meta) (*meta)[key] = value;
+      continue;
+    }
+    if (key == "preset" || key == "hf_config" || key == "gpu") {
+      errors.push_back(Diagnostic{doc.key_origins[i], "a preset cannot name another preset"});
+      continue;
+    }
+    read_key(section, key, value, doc.key_origins[i], out, errors);
+  }
+  return out;
+}
+
+Resolution resolve(const Value* doc, const std::string& plan_name, const std::string& base_dir,
+                   const std::vector<std::string>& sets, std::vector<Diagnostic>& errors) {
+  Resolution r;
+  r.plan_origin = Origin{plan_name, 1, 1, "file"};
+  SettingMap explicit_settings;
+  if (doc) read_sections(*doc, explicit_settings, r.sections, errors);
+  for (const std::string& s : sets) apply_set(s, explicit_settings, errors);
+
+  SettingMap preset;
+  auto model_preset = explicit_settings.find("model.preset");
+  auto hf = explicit_settings.find("model.hf_config");
+  if (model_preset != explicit_settings.end() && hf != explicit_settings.end()) {
+    errors.push_back(Diagnostic{hf->second.origin,
+                                "model: give model.preset or model.hf_config, not both"});
+  } else if (model_preset != explicit_settings.end()) {
+    overlay(preset, load_named_preset(model_preset->second, "models", "model", errors));
+  } else if (hf != explicit_settings.end()) {
+    std::filesystem::path p(std::get<std::string>(hf->second.value));
+    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+    overlay(preset, read_hf_config(p.lexically_normal().string(), hf->second.origin, errors,
+                                   r.warnings));
+  }
+  auto gpu = explicit_settings.find("cluster.gpu");
+  if (gpu != explicit_settings.end())
+    overlay(preset, load_named_preset(gpu->second, "gpus", "cluster", errors));
+
+  for (const KeySpec& k : key_table())
+    if (auto d = default_setting(k)) r.settings[k.full_name()] = *d;
+  overlay(r.settings, preset);
+  overlay(r.settings, explicit_settings);
+  return r;
+}
+
+}  // namespace trainledger::config

@@ -1,0 +1,39 @@
+// Layering of settings: built-in defaults < preset (or config.json) < plan file < --set.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "setting.hpp"
+
+namespace trainledger::config {
+
+using SettingMap = std::map<std::string, Setting>;  // "section.key" → setting
+
+struct Resolution {
+  SettingMap settings;                      // the winning value of every key that has one
+  std::map<std::string, Origin> sections;   // where each [section] header is
+  Origin plan_origin;                       // the plan as a whole (file:1:1)
+  std::vector<std::string> warnings;
+};
+
+// Text of an embedded file ("configs/models/llama-2-7b.toml"), or nullptr.
+const std::string* embedded_file(const std::string& path);
+// Paths of embedded files under a folder ("configs/models/").
+std::vector<std::string> embedded_files_under(const std::string& folder);
+
+// Reads one preset file into settings of `section`; metadata keys (source, published_params,
+// hf_id, summary) go to `meta`.
+SettingMap read_preset(const std::string& path, const std::string& section,
+                       std::map<std::string, Value>* meta, std::vector<Diagnostic>& errors);
+
+// Model settings from a Hugging Face config.json.
+SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
+                          std::vector<Diagnostic>& errors, std::vector<std::string>& warnings);
+
+// Resolves a parsed plan document (`doc` may be null: --set only) and the --set overrides.
+Resolution resolve(const Value* doc, const std::string& plan_name, const std::string& base_dir,
+                   const std::vector<std::string>& sets, std::vector<Diagnostic>& errors);
+
+}  // namespace trainledger::config

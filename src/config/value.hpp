@@ -1,0 +1,36 @@
+// A parsed input value with its position, independent of the file format it came from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainledger/config.hpp"
+
+namespace trainledger::config {
+
+struct Value {
+  enum class Type { boolean, integer, floating, string, array, table, other };
+  Type type = Type::other;
+  bool boolean = false;
+  std::int64_t integer = 0;
+  double floating = 0;
+  std::string string;
+  std::vector<Value> items;                          // arrays
+  std::vector<std::pair<std::string, Value>> fields; // tables, in file order
+  std::vector<Origin> key_origins;                   // tables: where each key is written
+  Origin origin;
+
+  std::string type_name() const;
+  // The value as TOML text ("80", "\"swiglu\"", "[1, 2]").
+  std::string to_text() const;
+};
+
+// Parses TOML text into a table Value. Throws ConfigError (with the location) on a syntax error.
+Value parse_toml(const std::string& text, const std::string& path, const std::string& what);
+
+// Parses JSON text (a Hugging Face config.json) into a table Value; origins name JSON pointers.
+Value parse_json(const std::string& text, const std::string& path);
+
+}  // namespace trainledger::config

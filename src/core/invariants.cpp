@@ -1,0 +1,74 @@
+#include "trainledger/invariants.hpp"
+
+#include <cmath>
+#include <set>
+#include <string>
+
+namespace trainledger {
+
+namespace {
+
+void check_items(const std::vector<LineItem>& items, const std::string& where,
+                 std::vector<std::string>& out) {
+  std::set<std::string> ids;
+  for (const LineItem& i : items) {
+    const std::string at = where + " " + i.id;
+    if (!ids.insert(i.id).second) out.push_back(at + ": duplicate id");
+    if (!std::isfinite(i.value)) out.push_back(at + ": value is not finite");
+    if (i.value < 0 && i.unit != Unit::fraction) out.push_back(at + ": negative value");
+    if (i.unit == Unit::bytes && i.value != std::round(i.value))
+      out.push_back(at + ": bytes are not a whole number");
+    if (i.id.empty()) out.push_back(where + ": item without id");
+    if (i.label.empty()) out.push_back(at + ": no label");
+    if (i.formula.empty()) out.push_back(at + ": no formula");
+    if (i.source.empty()) out.push_back(at + ": no source");
+    if (i.terms.empty()) out.push_back(at + ": no terms");
+    if (i.formula.find("nan") != std::string::npos || i.formula.find("inf") != std::string::npos)
+      out.push_back(at + ": formula shows a non-finite number");
+    for (const Term& t : i.terms) {
+      if (!std::isfinite(t.value)) out.push_back(at + ": term " + t.key + " is not finite");
+    }
+    if (i.time_s && (!std::isfinite(*i.time_s) || *i.time_s < 0))
+      out.push_back(at + ": time_s is not a finite, non-negative number");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> check_invariants(const PlanResult& plan) {
+  std::vector<std::string> out;
+  if (plan.stages.empty()) out.push_back("memory: no stages");
+  double worst = -1;
+  int worst_stage = 0;
+  for (const StageMemory& st : plan.stages) {
+    const std::string where = "memory.stages[" + std::to_string(st.stage) + "]";
+    check_items(st.items, where, out);
+    const double sum = sum_values(st.items);
+    if (std::fabs(sum - st.peak_bytes) > 0.5)
+      out.push_back(where + ": items sum to " + std::to_string(sum) + " but peak_bytes is " +
+                    std::to_string(st.peak_bytes));
+    if (st.fits != (st.peak_bytes <= st.capacity_bytes))
+      out.push_back(where + ": fits disagrees with peak and capacity");
+    if (st.peak_bytes > worst) {
+      worst = st.peak_bytes;
+      worst_stage = st.stage;
+    }
+  }
+  if (!plan.stages.empty()) {
+    if (plan.worst_stage != worst_stage) out.push_back("memory: worst_stage is not the largest peak");
+    if (plan.verdict.peak_bytes != worst) out.push_back("verdict: peak is not the worst stage's");
+    if (plan.verdict.fits != (plan.verdict.peak_bytes <= plan.verdict.limit_bytes))
+      out.push_back("verdict: fits disagrees with peak and limit");
+  }
+  check_items(plan.communication, "communication", out);
+  check_items(plan.time, "time", out);
+  check_items(plan.reliability, "reliability", out);
+  const Derived& d = plan.derived;
+  if (!(d.params > 0) || !std::isfinite(d.params)) out.push_back("derived: params not positive");
+  if (d.trainable_params > d.params + 0.5 && plan.input.training.finetune == Finetune::full)
+    out.push_back("derived: more trainable than total parameters");
+  if (d.world_size <= 0) out.push_back("derived: world_size not positive");
+  return out;
+}
+
+}  // namespace trainledger

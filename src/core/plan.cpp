@@ -1,0 +1,95 @@
+// compute_plan: derives the layout, builds each stage's memory ledger and the verdict.
+#include "trainledger/plan.hpp"
+
+#include <algorithm>
+
+#include "stage_params.hpp"
+#include "state.hpp"
+
+namespace trainledger {
+
+namespace {
+
+Derived derive(const PlanInput& in) {
+  Derived d;
+  const ParallelSpec& p = in.parallel;
+  d.params = total_params(in.model);
+  d.active_params = active_params(in.model);
+  if (in.training.finetune != Finetune::full) {
+    d.trainable_params = lora_adapter_params(in);
+  } else {
+    d.trainable_params = in.training.trainable_params > 0 ? in.training.trainable_params : d.params;
+  }
+  d.world_size = in.cluster.world_size();
+  d.shard_group = p.zero > 0 ? (p.zero_shard_size > 0 ? p.zero_shard_size : p.dp * p.cp) : 1;
+  const std::int64_t per_pass = in.training.micro_batch * p.dp;
+  d.global_batch = in.training.global_batch > 0 ? in.training.global_batch : per_pass;
+  d.grad_accum = per_pass > 0 ? d.global_batch / per_pass : 1;
+  d.tokens_per_step = d.global_batch * in.training.seq_len;
+  return d;
+}
+
+std::string stage_role(int stage, int pp) {
+  if (pp == 1) return "only";
+  if (stage == 0) return "first";
+  if (stage == pp - 1) return "last";
+  return "middle";
+}
+
+void add_warnings(const PlanInput& in, PlanResult& r) {
+  if (in.model.count_only) {
+    r.warnings.push_back(
+        "model: count-only model (model.params): the ledger covers the training state only; "
+        "activations, logits and FLOPs need an architecture (layers, hidden, heads, ...), and "
+        "the count is spread evenly over tp x pp");
+  }
+  if (in.parallel.sequence_parallel && in.parallel.tp == 1) {
+    r.warnings.push_back("parallel: sequence_parallel has no effect with tp = 1");
+  }
+}
+
+}  // namespace
+
+std::vector<int> stage_layer_counts(const PlanInput& in) {
+  const int pp = std::max(1, in.parallel.pp);
+  if (!in.parallel.stage_layers.empty()) return in.parallel.stage_layers;
+  std::vector<int> out(pp, in.model.count_only ? 0 : in.model.layers / pp);
+  if (!in.model.count_only) {
+    for (int i = 0; i < in.model.layers % pp; ++i) out[pp - 1 - i] += 1;
+  }
+  return out;
+}
+
+PlanResult compute_plan(const PlanInput& input) {
+  PlanResult r;
+  r.input = input;
+  r.derived = derive(input);
+  const int pp = std::max(1, input.parallel.pp);
+  const std::vector<int> layers = stage_layer_counts(input);
+  const double capacity = static_cast<double>(input.cluster.gpu.memory_bytes);
+  for (int s = 0; s < pp; ++s) {
+    StageMemory st;
+    st.stage = s;
+    st.role = stage_role(s, pp);
+    st.layers = layers[s];
+    const StageParams sp = stage_params(input, st.layers, s == 0, s == pp - 1);
+    st.items = state_items(input, r.derived, sp);
+    st.peak_bytes = sum_values(st.items);
+    st.capacity_bytes = capacity;
+    st.fits = st.peak_bytes <= capacity;
+    r.stages.push_back(std::move(st));
+  }
+  for (int s = 0; s < pp; ++s) {
+    if (r.stages[s].peak_bytes > r.stages[r.worst_stage].peak_bytes) r.worst_stage = s;
+  }
+  const StageMemory& worst = r.stages[r.worst_stage];
+  r.verdict.peak_bytes = worst.peak_bytes;
+  r.verdict.limit_bytes = capacity;
+  r.verdict.fits = worst.peak_bytes <= capacity;
+  r.verdict.headroom = capacity > 0 ? (capacity - worst.peak_bytes) / capacity : 0;
+  r.verdict.worst_stage = r.worst_stage;
+  add_warnings(input, r);
+  return r;
+}
+
+}  // namespace trainledger

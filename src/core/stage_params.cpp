@@ -1,0 +1,137 @@
+// Which parameters one GPU holds: tensor parallelism splits matrix weights, column-parallel
+// biases and the vocabulary (Megatron-LM: Shoeybi et al. 2019, §3); norms, row-parallel biases
+// and routers are replicated; experts are split over ep × tp; pipeline stages hold their own
+// layers, the embedding on the first stage and the LM head on the last (docs/formulas.md#tp).
+#include "stage_params.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainledger {
+
+namespace {
+
+// K/V heads held by one TP rank: kv_heads / tp, or one replicated head when tp > kv_heads.
+double local_kv_heads(const ModelSpec& m, int tp) {
+  return std::max(1.0, static_cast<double>(m.kv_heads) / tp);
+}
+
+double vocab_shard(const ModelSpec& m, int tp) {
+  return std::ceil(static_cast<double>(m.vocab) / tp);
+}
+
+struct MatrixShape {
+  double rows, cols;
+};
+
+// The GEMM weights of one layer as one TP rank holds them.
+std::vector<MatrixShape> layer_matrices(const ModelSpec& m, int tp, int ep) {
+  const double h = m.hidden;
+  const double d = head_dim(m);
+  const double q = m.heads * d / tp;
+  const double kv = local_kv_heads(m, tp) * d;
+  std::vector<MatrixShape> out = {{h, q}, {h, kv}, {h, kv}, {q, h}};
+  const int mats = is_gated(m.ffn_act) ? 3 : 2;
+  const double f = (is_moe(m) ? m.expert_ffn : m.ffn) / static_cast<double>(tp);
+  const double copies = is_moe(m) ? (m.experts + m.shared_experts) / static_cast<double>(ep) : 1;
+  for (int i = 0; i < mats - 1; ++i) out.push_back({h * copies, f});
+  out.push_back({f * copies, h});
+  return out;
+}
+
+// LoRA: r·(in + out) per target; the TP-split side of each adapter is divided by tp.
+double layer_adapters(const PlanInput& in, int tp) {
+  const ModelSpec& m = in.model;
+  const double r = in.training.lora_rank;
+  const double h = m.hidden;
+  const double d = head_dim(m);
+  const double q = m.heads * d;
+  const double kv = local_kv_heads(m, tp) * d * tp;
+  const double f = m.ffn;
+  double sum = 0;
+  for (LoraTarget t : in.training.lora_targets) {
+    switch (t) {
+      case LoraTarget::q:
+        sum += r * h + r * q / tp;
+        break;
+      case LoraTarget::k:
+      case LoraTarget::v:
+        sum += r * h + r * kv / tp;
+        break;
+      case LoraTarget::o:
+        sum += r * q / tp + r * h;
+        break;
+      case LoraTarget::gate:
+      case LoraTarget::up:
+        sum += r * h + r * f / tp;
+        break;
+      case LoraTarget::down:
+        sum += r * f / tp + r * h;
+        break;
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
+StageParams stage_params(const PlanInput& in, int layers, bool first, bool last) {
+  const ModelSpec& m = in.model;
+  const int tp = in.parallel.tp;
+  const int pp = in.parallel.pp;
+  const int ep = in.parallel.ep;
+  StageParams s;
+  if (m.count_only) {
+    // No architecture: spread the count evenly over tp × pp (stated in a warning).
+    s.dense = m.params / (static_cast<double>(tp) * pp);
+    s.matrix = s.dense;
+    return s;
+  }
+  const LayerParams lp = layer_params(m);
+  const double kv_scale = local_kv_heads(m, tp) / std::max(1, m.kv_heads);
+  const double q_o = lp.attn_matrix - lp.kv_matrix;
+  const double layer_dense = q_o / tp + lp.kv_matrix * kv_scale + lp.mlp_matrix / tp +
+                             lp.col_bias / tp + lp.kv_bias * kv_scale + lp.row_bias + lp.router +
+                             lp.norm;
+  const double layer_expert = lp.expert_matrix / (static_cast<double>(tp) * ep);
+  s.dense = layers * layer_dense;
+  s.expert = layers * layer_expert;
+  s.matrix = layers * (q_o / tp + lp.kv_matrix * kv_scale + lp.mlp_matrix / tp + layer_expert);
+
+  double vectors = layers * (lp.col_bias / tp + lp.kv_bias * kv_scale + lp.row_bias + lp.router +
+                             lp.norm);
+  double factored = 0;
+  for (const MatrixShape& ms : layer_matrices(m, tp, ep)) factored += ms.rows + ms.cols;
+  factored *= layers;
+
+  const EdgeParams e = edge_params(m);
+  const double h = m.hidden;
+  if (first) {
+    const double emb = vocab_shard(m, tp) * h;
+    s.dense += emb + e.positions + e.embedding_norm;
+    factored += vocab_shard(m, tp) + h;
+    if (e.positions > 0) factored += m.position_embeddings + h;
+    vectors += e.embedding_norm;
+  }
+  if (last) {
+    s.dense += e.final_norm;
+    vectors += e.final_norm;
+    // Tied embeddings are one tensor when one stage holds both ends; with pp > 1 the last
+    // stage keeps its own copy for the LM head (Megatron-LM's shared word embeddings).
+    const bool head_copy = !m.tied_embeddings || (pp > 1);
+    if (head_copy) {
+      s.dense += vocab_shard(m, tp) * h;
+      factored += vocab_shard(m, tp) + h;
+    }
+  }
+  s.adafactor = factored + vectors;
+  if (in.training.finetune != Finetune::full) s.adapters = layers * layer_adapters(in, tp);
+  return s;
+}
+
+double lora_adapter_params(const PlanInput& in) {
+  if (in.training.finetune == Finetune::full || in.model.count_only) return 0;
+  return in.model.layers * layer_adapters(in, 1);
+}
+
+}  // namespace trainledger

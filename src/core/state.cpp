@@ -1,0 +1,224 @@
+// Persistent training state per GPU (docs/formulas.md#state; FORMULAS.md §1).
+// ZeRO over a shard group of d ranks (Rajbhandari et al. 2020, §5): stage 1 shards optimizer
+// state and master weights, stage 2 also gradients, stage 3 also parameters.
+#include "state.hpp"
+
+#include <string>
+
+namespace trainledger {
+
+namespace {
+
+constexpr const char* k_src_zero =
+    "Rajbhandari et al. 2020, ZeRO, §3.1 (mixed-precision Adam: 2 + 2 + 12 B/param) and §5 "
+    "(stages 1-3 shard optimizer state, gradients, parameters)";
+constexpr const char* k_src_8bit =
+    "Dettmers et al. 2022, 8-bit Optimizers via Block-wise Quantization; bitsandbytes keeps one "
+    "fp32 absmax per 256-element block per state";
+constexpr const char* k_src_lion = "Chen et al. 2023, Lion: one momentum buffer per parameter";
+constexpr const char* k_src_adafactor =
+    "Shazeer & Stern 2018, Adafactor §3: factored second moment (rows + cols per matrix), "
+    "no first moment (beta1 = 0)";
+constexpr const char* k_src_sgd = "PyTorch torch.optim.SGD: one momentum_buffer per parameter";
+constexpr const char* k_src_qlora =
+    "Dettmers et al. 2023, QLoRA §2: NF4 weights in blocks of 64 with an fp32 absmax; double "
+    "quantization stores it in 8 bits with an fp32 constant per 256 blocks";
+constexpr const char* k_src_lora = "Hu et al. 2021, LoRA §4.1: adapters r·(d_in + d_out)";
+constexpr const char* k_src_fp8 =
+    "NVIDIA Transformer Engine: FP8 GEMM weights are cast once per step and cached across "
+    "micro-batches (1 B/param beside the bf16 weights)";
+
+struct Holding {
+  double dense = 0;
+  double expert = 0;
+};
+
+struct Shards {
+  int dense = 1;
+  int expert = 1;
+};
+
+std::string dtype_label(DType t) { return std::string(to_string(t)); }
+
+// "N params / d shard ranks [+ E expert params / d_e expert shard ranks]"
+Expr held(const Holding& h, const std::string& key, const std::string& what, bool sharded,
+          const Shards& s) {
+  Expr dense = Expr::term(key, h.dense, what);
+  if (sharded && s.dense > 1) dense = dense / Expr::term("shard_ranks", s.dense, "shard ranks");
+  if (h.expert <= 0) return dense;
+  Expr ex = Expr::term("expert_" + key, h.expert, "expert " + what);
+  if (sharded && s.expert > 1)
+    ex = ex / Expr::term("expert_shard_ranks", s.expert, "expert shard ranks");
+  return dense + ex;
+}
+
+Expr bytes_per_param(double b, const std::string& what) {
+  return Expr::term("bytes_per_param", b, "B/param" + (what.empty() ? "" : " " + what));
+}
+
+std::string zero_note(int zero, int stage_needed) {
+  if (zero >= stage_needed) return ", ZeRO-" + std::to_string(zero) + " sharded";
+  return "";
+}
+
+struct Context {
+  const PlanInput& in;
+  Shards shards;
+  Holding all;        // every parameter the stage holds
+  Holding trainable;  // those that receive gradients
+  int zero = 0;
+};
+
+void add_params(const Context& c, const StageParams& sp, std::vector<LineItem>& out) {
+  const TrainingSpec& t = c.in.training;
+  const bool sharded = c.zero >= 3;
+  const double pb = param_bytes(t);
+  if (t.finetune == Finetune::full) {
+    Expr e = bytes_per_param(pb, "") * held(c.all, "params", "params", sharded, c.shards);
+    const DType stored = t.precision == DType::fp8 ? DType::bf16 : t.precision;
+    out.push_back(make_item("params", "weights (" + dtype_label(stored) + ")" + zero_note(c.zero, 3),
+                            Unit::bytes, e, k_src_zero));
+    return;
+  }
+  // LoRA / QLoRA: frozen base plus trainable adapters; QLoRA keeps the layer matrices in NF4.
+  const bool qlora = t.finetune == Finetune::qlora;
+  const double quantized = qlora ? sp.matrix : 0;
+  Holding base = c.all;
+  if (qlora) base = Holding{c.all.dense + c.all.expert - quantized, 0};
+  Expr e = bytes_per_param(pb, "") * held(base, "frozen_params", "frozen params", sharded, c.shards);
+  Holding adapters{sp.adapters, 0};
+  e = e + bytes_per_param(pb, "") * held(adapters, "adapter_params", "adapter params", sharded,
+                                         c.shards);
+  const std::string label =
+      qlora ? "16-bit weights (embeddings, head, norms) + adapters" : "frozen base + adapters";
+  out.push_back(make_item("params", label + zero_note(c.zero, 3), Unit::bytes, e, k_src_lora));
+  if (!qlora) return;
+
+  Holding q{quantized, 0};
+  Expr nf4 = Expr::term("bytes_per_param", 0.5, "B/param (4-bit)") *
+             held(q, "quantized_params", "NF4 params", sharded, c.shards);
+  out.push_back(make_item("params.nf4", "NF4 base weights (layer matrices)", Unit::bytes, nf4,
+                          k_src_qlora));
+  Expr consts = t.double_quant
+                    ? (Expr::term("absmax_bytes", 1, "B") / Expr::term("block", 64, "params/block") +
+                       Expr::term("outer_bytes", 4, "B") /
+                           Expr::term("outer_block", 64 * 256, "params/outer block"))
+                    : Expr::term("absmax_bytes", 4, "B") / Expr::term("block", 64, "params/block");
+  Expr ce = consts * held(q, "quantized_params", "NF4 params", sharded, c.shards);
+  out.push_back(make_item("params.nf4_constants",
+                          t.double_quant ? "NF4 block constants (double-quantized)"
+                                         : "NF4 block constants (fp32 absmax per 64)",
+                          Unit::bytes, ce, k_src_qlora));
+}
+
+void add_grads(const Context& c, std::vector<LineItem>& out) {
+  const TrainingSpec& t = c.in.training;
+  Expr e = bytes_per_param(dtype_bytes(t.grad_dtype), "") *
+           held(c.trainable, "trainable_params", "trainable params", c.zero >= 2, c.shards);
+  out.push_back(make_item("grads", "gradients (" + dtype_label(t.grad_dtype) + ")" +
+                                       zero_note(c.zero, 2),
+                          Unit::bytes, e, k_src_zero));
+}
+
+void add_optimizer(const Context& c, const StageParams& sp, std::vector<LineItem>& out) {
+  const TrainingSpec& t = c.in.training;
+  const bool sharded = c.zero >= 1;
+  const std::string note = zero_note(c.zero, 1);
+  const Expr count = held(c.trainable, "trainable_params", "trainable params", sharded, c.shards);
+  const double ob = dtype_bytes(t.optimizer_dtype);
+  const std::string od = " (" + dtype_label(t.optimizer_dtype) + ")";
+  switch (t.optimizer) {
+    case Optimizer::adamw:
+      out.push_back(make_item("optimizer.m", "Adam first moment" + od + note, Unit::bytes,
+                              bytes_per_param(ob, "") * count, k_src_zero));
+      out.push_back(make_item("optimizer.v", "Adam second moment" + od + note, Unit::bytes,
+                              bytes_per_param(ob, "") * count, k_src_zero));
+      return;
+    case Optimizer::adamw_8bit: {
+      Expr b = bytes_per_param(1, "(8-bit)") +
+               Expr::term("absmax_bytes", 4, "B") / Expr::term("block", 256, "params/block");
+      out.push_back(make_item("optimizer.m", "Adam first moment (8-bit, block-wise)" + note,
+                              Unit::bytes, b * count, k_src_8bit));
+      out.push_back(make_item("optimizer.v", "Adam second moment (8-bit, block-wise)" + note,
+                              Unit::bytes, b * count, k_src_8bit));
+      return;
+    }
+    case Optimizer::sgd:
+      return;  // plain SGD keeps no state
+    case Optimizer::sgd_momentum:
+      out.push_back(make_item("optimizer.state", "SGD momentum buffer" + od + note, Unit::bytes,
+                              bytes_per_param(ob, "") * count, k_src_sgd));
+      return;
+    case Optimizer::lion:
+      out.push_back(make_item("optimizer.state", "Lion momentum" + od + note, Unit::bytes,
+                              bytes_per_param(ob, "") * count, k_src_lion));
+      return;
+    case Optimizer::adafactor: {
+      // Factored state of the trainable share of the stage's matrices.
+      const double share = c.all.dense + c.all.expert > 0
+                               ? (c.trainable.dense + c.trainable.expert) /
+                                     (c.all.dense + c.all.expert)
+                               : 0;
+      Expr n = Expr::term("factored_elements", sp.adafactor * share,
+                          "elements (rows + cols per matrix)");
+      if (sharded && c.shards.dense > 1)
+        n = n / Expr::term("shard_ranks", c.shards.dense, "shard ranks");
+      out.push_back(make_item("optimizer.state", "Adafactor factored second moment (fp32)" + note,
+                              Unit::bytes, Expr::term("bytes_per_element", 4, "B/element") * n,
+                              k_src_adafactor));
+      return;
+    }
+  }
+}
+
+void add_master(const Context& c, std::vector<LineItem>& out) {
+  const TrainingSpec& t = c.in.training;
+  const int mb = master_bytes(t);
+  std::string label = "fp32 master weights" + zero_note(c.zero, 1);
+  if (mb == 0)
+    label = t.precision == DType::fp32 ? "master weights: none (the fp32 weights are the master)"
+                                       : "master weights: none (master_weights = false)";
+  Expr e = bytes_per_param(mb, "") *
+           held(c.trainable, "trainable_params", "trainable params", c.zero >= 1, c.shards);
+  out.push_back(make_item("master", label, Unit::bytes, e, k_src_zero));
+}
+
+void add_fp8_copies(const Context& c, const StageParams& sp, std::vector<LineItem>& out) {
+  if (c.in.training.precision != DType::fp8 || c.zero >= 3) return;
+  Expr e = bytes_per_param(1, "(fp8)") * Expr::term("matrix_params", sp.matrix, "GEMM weights");
+  out.push_back(make_item("params.fp8", "FP8 copies of the GEMM weights", Unit::bytes, e,
+                          k_src_fp8, Kind::assumed));
+}
+
+}  // namespace
+
+int param_bytes(const TrainingSpec& t) {
+  // FP8 training keeps bf16 weights; the FP8 copies are their own item.
+  return t.precision == DType::fp8 ? 2 : dtype_bytes(t.precision);
+}
+
+int master_bytes(const TrainingSpec& t) {
+  return (t.precision != DType::fp32 && t.master_weights) ? 4 : 0;
+}
+
+std::vector<LineItem> state_items(const PlanInput& in, const Derived& derived,
+                                  const StageParams& sp) {
+  const int d = derived.shard_group;
+  Context c{in, Shards{d, std::max(1, d / std::max(1, in.parallel.ep))}, {}, {}, in.parallel.zero};
+  c.all = Holding{sp.dense, sp.expert};
+  if (in.training.finetune == Finetune::full) {
+    const double share = derived.params > 0 ? derived.trainable_params / derived.params : 1.0;
+    c.trainable = Holding{sp.dense * share, sp.expert * share};
+  } else {
+    c.trainable = Holding{sp.adapters, 0};
+  }
+  std::vector<LineItem> out;
+  add_params(c, sp, out);
+  add_fp8_copies(c, sp, out);
+  add_grads(c, out);
+  add_optimizer(c, sp, out);
+  add_master(c, out);
+  return out;
+}
+
+}  // namespace trainledger

@@ -1,0 +1,22 @@
+// The persistent training state of one GPU: weights, gradients, optimizer state, master copy.
+#pragma once
+
+#include <vector>
+
+#include "stage_params.hpp"
+#include "trainledger/ledger.hpp"
+#include "trainledger/plan.hpp"
+
+namespace trainledger {
+
+// Line items `params`, `grads`, `optimizer.*`, `master` (and the QLoRA/FP8 extras) for one
+// GPU of a stage holding `sp`.
+std::vector<LineItem> state_items(const PlanInput& in, const Derived& derived,
+                                  const StageParams& sp);
+
+// Bytes per parameter of the weights a recipe keeps on the GPU.
+int param_bytes(const TrainingSpec& t);
+// Bytes of the fp32 master copy per trainable parameter (0 when there is none).
+int master_bytes(const TrainingSpec& t);
+
+}  // namespace trainledger

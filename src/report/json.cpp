@@ -1,0 +1,208 @@
+// JSON report, schema trainledger.plan/1 (docs/json-schema.md): base units, stable key order.
+#include <cmath>
+
+#include "trainledger/report.hpp"
+
+namespace trainledger::report {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Byte counts are integers; anything beyond 2^53 is printed as a double rather than wrapped.
+json number(double v, Unit unit) {
+  if (unit == Unit::bytes && std::fabs(v) < 9e15) return static_cast<std::int64_t>(std::llround(v));
+  return v;
+}
+
+json item_json(const LineItem& i) {
+  json j;
+  j["id"] = i.id;
+  j["label"] = i.label;
+  j["value"] = number(i.value, i.unit);
+  j["unit"] = std::string(to_string(i.unit));
+  j["formula"] = i.formula;
+  json terms = json::object();
+  for (const Term& t : i.terms) terms[t.key] = t.value;
+  j["terms"] = terms;
+  j["source"] = i.source;
+  j["kind"] = std::string(to_string(i.kind));
+  if (i.time_s) j["time_s"] = *i.time_s;
+  if (!i.collectives.empty()) {
+    json calls = json::array();
+    for (const Collective& c : i.collectives) {
+      calls.push_back({{"collective", c.collective},
+                       {"group_size", c.group_size},
+                       {"message_bytes", number(c.message_bytes, Unit::bytes)},
+                       {"calls_per_step", c.calls_per_step},
+                       {"link", c.link}});
+    }
+    j["collectives"] = calls;
+  }
+  return j;
+}
+
+json items_json(const std::vector<LineItem>& items) {
+  json a = json::array();
+  for (const LineItem& i : items) a.push_back(item_json(i));
+  return a;
+}
+
+json model_json(const ModelSpec& m) {
+  json j;
+  j["name"] = m.name;
+  if (m.count_only) {
+    j["params"] = m.params;
+    return j;
+  }
+  j["layers"] = m.layers;
+  j["hidden"] = m.hidden;
+  j["heads"] = m.heads;
+  j["kv_heads"] = m.kv_heads;
+  j["head_dim"] = head_dim(m);
+  j["ffn"] = m.ffn;
+  j["ffn_act"] = std::string(to_string(m.ffn_act));
+  j["vocab"] = m.vocab;
+  j["tied_embeddings"] = m.tied_embeddings;
+  j["norm"] = std::string(to_string(m.norm));
+  j["bias"] = std::string(to_string(m.bias));
+  j["position_embeddings"] = m.position_embeddings;
+  j["embedding_norm"] = m.embedding_norm;
+  j["norms_per_layer"] = m.norms_per_layer;
+  j["experts"] = m.experts;
+  j["experts_per_token"] = m.experts_per_token;
+  j["expert_ffn"] = m.expert_ffn;
+  j["shared_experts"] = m.shared_experts;
+  return j;
+}
+
+json training_json(const TrainingSpec& t) {
+  json j;
+  j["seq_len"] = t.seq_len;
+  j["micro_batch"] = t.micro_batch;
+  j["global_batch"] = t.global_batch;
+  j["precision"] = std::string(to_string(t.precision));
+  j["master_weights"] = t.master_weights;
+  j["grad_dtype"] = std::string(to_string(t.grad_dtype));
+  j["optimizer"] = std::string(to_string(t.optimizer));
+  j["optimizer_dtype"] = std::string(to_string(t.optimizer_dtype));
+  j["recompute"] = std::string(to_string(t.recompute));
+  j["recompute_layers"] = t.recompute_layers;
+  j["attention"] = std::string(to_string(t.attention));
+  j["dropout"] = t.dropout;
+  j["finetune"] = std::string(to_string(t.finetune));
+  if (t.finetune != Finetune::full) {
+    j["lora_rank"] = t.lora_rank;
+    json targets = json::array();
+    for (LoraTarget x : t.lora_targets) targets.push_back(std::string(to_string(x)));
+    j["lora_targets"] = targets;
+    j["double_quant"] = t.double_quant;
+  }
+  if (t.trainable_params > 0) j["trainable_params"] = t.trainable_params;
+  if (t.tokens > 0) j["tokens"] = t.tokens;
+  return j;
+}
+
+json parallel_json(const ParallelSpec& p) {
+  json j;
+  j["tp"] = p.tp;
+  j["pp"] = p.pp;
+  j["dp"] = p.dp;
+  j["cp"] = p.cp;
+  j["ep"] = p.ep;
+  j["sequence_parallel"] = p.sequence_parallel;
+  j["zero"] = p.zero;
+  if (p.zero_shard_size > 0) j["zero_shard_size"] = p.zero_shard_size;
+  j["grad_sync"] = std::string(to_string(p.grad_sync));
+  j["schedule"] = std::string(to_string(p.schedule));
+  j["virtual_stages"] = p.virtual_stages;
+  j["stage_layers"] = p.stage_layers;
+  j["offload"] = std::string(to_string(p.offload));
+  return j;
+}
+
+json cluster_json(const ClusterSpec& c) {
+  json j;
+  j["gpu_name"] = c.gpu.name;
+  j["gpu_memory"] = c.gpu.memory_bytes;
+  const PeakFlops& f = c.gpu.peak_flops;
+  json flops = json::object();
+  for (auto [name, v] : {std::pair{"fp32", f.fp32}, std::pair{"tf32", f.tf32},
+                         std::pair{"bf16", f.bf16}, std::pair{"fp16", f.fp16},
+                         std::pair{"fp8", f.fp8}})
+    if (v > 0) flops[name] = v;
+  j["peak_flops"] = flops;
+  if (c.gpu.memory_bandwidth > 0) j["memory_bandwidth"] = c.gpu.memory_bandwidth;
+  j["nodes"] = c.nodes;
+  j["gpus_per_node"] = c.gpus_per_node;
+  if (c.intra_node_bandwidth > 0) j["intra_node_bandwidth"] = c.intra_node_bandwidth;
+  j["intra_node_latency"] = c.intra_node_latency;
+  if (c.inter_node_bandwidth > 0) j["inter_node_bandwidth"] = c.inter_node_bandwidth;
+  j["inter_node_latency"] = c.inter_node_latency;
+  return j;
+}
+
+json checkpoint_json(const CheckpointSpec& c) {
+  return {{"storage_bandwidth", c.storage_bandwidth},
+          {"restart_time", c.restart_time},
+          {"gpu_failure_rate", c.gpu_failure_rate}};
+}
+
+json derived_json(const Derived& d) {
+  return {{"params", d.params},
+          {"active_params", d.active_params},
+          {"trainable_params", d.trainable_params},
+          {"world_size", d.world_size},
+          {"shard_group", d.shard_group},
+          {"grad_accum", d.grad_accum},
+          {"global_batch", d.global_batch},
+          {"tokens_per_step", d.tokens_per_step}};
+}
+
+}  // namespace
+
+json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
+  json j;
+  j["schema"] = k_schema;
+  j["version"] = version();
+  j["plan"] = loaded.source;
+  j["inputs"] = {{"model", model_json(plan.input.model)},
+                 {"training", training_json(plan.input.training)},
+                 {"parallel", parallel_json(plan.input.parallel)},
+                 {"cluster", cluster_json(plan.input.cluster)},
+                 {"checkpoint", checkpoint_json(plan.input.checkpoint)}};
+  json origins = json::object();
+  for (const config::ResolvedValue& r : loaded.resolved) origins[r.key] = r.origin.to_string();
+  j["origins"] = origins;
+  j["derived"] = derived_json(plan.derived);
+  json stages = json::array();
+  for (const StageMemory& st : plan.stages) {
+    stages.push_back({{"stage", st.stage},
+                      {"role", st.role},
+                      {"layers", st.layers},
+                      {"items", items_json(st.items)},
+                      {"peak_bytes", number(st.peak_bytes, Unit::bytes)},
+                      {"capacity_bytes", number(st.capacity_bytes, Unit::bytes)},
+                      {"fits", st.fits}});
+  }
+  j["memory"] = {{"stages", stages}, {"worst_stage", plan.worst_stage}};
+  j["communication"] = {{"items", items_json(plan.communication)}};
+  j["time"] = {{"items", items_json(plan.time)}};
+  j["reliability"] = {{"items", items_json(plan.reliability)}};
+  j["verdict"] = {{"fits", plan.verdict.fits},
+                  {"peak_bytes", number(plan.verdict.peak_bytes, Unit::bytes)},
+                  {"limit_bytes", number(plan.verdict.limit_bytes, Unit::bytes)},
+                  {"headroom", plan.verdict.headroom},
+                  {"worst_stage", plan.verdict.worst_stage}};
+  json warnings = json::array();
+  for (const std::string& w : loaded.warnings) warnings.push_back(w);
+  for (const std::string& w : plan.warnings) warnings.push_back(w);
+  j["warnings"] = warnings;
+  return j;
+}
+
+std::string render_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
+  return plan_json(plan, loaded).dump(2) + "\n";
+}
+
+}  // namespace trainledger::report

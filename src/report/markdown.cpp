@@ -1,0 +1,70 @@
+// Markdown for design reviews: the same rows as the table, then the basis of every item.
+#include <fmt/format.h>
+
+#include "format.hpp"
+#include "rows.hpp"
+
+namespace trainledger::report {
+
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string memory_section(const PlanResult& plan, const MemoryView& v, MemUnits u) {
+  std::string out = fmt::format("### Memory per GPU ({})\n\n| item | what |", memory_unit_name(u));
+  std::string rule = "|---|---|";
+  for (const StageColumn& c : v.columns) {
+    out += fmt::format(" {} ({}) |", c.title, c.role);
+    rule += "---:|";
+  }
+  out += "\n" + rule + "\n";
+  for (const MemoryRow& r : v.rows) {
+    out += fmt::format("| `{}` | {} |", r.id, escape(r.label));
+    for (const auto& value : r.values) out += " " + (value ? format_memory(*value, u) : "–") + " |";
+    out += "\n";
+  }
+  out += "| **total** | |";
+  for (const StageColumn& c : v.columns)
+    out += fmt::format(" **{}** |", format_memory(plan.stages[c.representative].peak_bytes, u));
+  out += "\n";
+  return out;
+}
+
+std::string basis_section(const PlanResult& plan, MemUnits u) {
+  const StageMemory& worst = plan.stages[plan.worst_stage];
+  std::string out = fmt::format(
+      "\n### Basis (stage {}, {})\n\n| item | value | formula | source | kind |\n"
+      "|---|---:|---|---|---|\n",
+      worst.stage, worst.role);
+  for (const LineItem& i : worst.items) {
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", i.id, format_item_value(i, u),
+                       escape(i.formula), escape(i.source), to_string(i.kind));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_markdown(const PlanResult& plan, const config::LoadedPlan& loaded,
+                            const Options& options) {
+  const MemUnits u = options.units;
+  std::string out = fmt::format("## trainledger plan: {}\n\n", escape(plan_title(plan)));
+  out += fmt::format("Plan `{}`, trainledger {}.\n\n", loaded.source, version());
+  for (const auto& [k, v] : derived_facts(plan)) out += fmt::format("- {}: {}\n", k, v);
+  out += "\n" + memory_section(plan, memory_view(plan), u);
+  out += "\n**Verdict:** " +
+         verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";
+  out += basis_section(plan, u);
+  if (!loaded.warnings.empty() || !plan.warnings.empty()) {
+    out += "\n### Warnings\n\n";
+    for (const std::string& w : loaded.warnings) out += "- " + escape(w) + "\n";
+    for (const std::string& w : plan.warnings) out += "- " + escape(w) + "\n";
+  }
+  return out;
+}
+
+}  // namespace trainledger::report

@@ -1,0 +1,102 @@
+#include "rows.hpp"
+
+#include <fmt/format.h>
+
+#include "format.hpp"
+
+namespace trainledger::report {
+
+namespace {
+
+bool same_ledger(const StageMemory& a, const StageMemory& b) {
+  if (a.items.size() != b.items.size() || a.role != b.role) return false;
+  for (std::size_t i = 0; i < a.items.size(); ++i)
+    if (a.items[i].id != b.items[i].id || a.items[i].value != b.items[i].value) return false;
+  return true;
+}
+
+std::string zero_text(const ParallelSpec& p) {
+  if (p.zero == 0) return "DDP";
+  std::string s = "ZeRO-" + std::to_string(p.zero);
+  if (p.zero_shard_size > 0) s += fmt::format(" (HSDP, shard {})", p.zero_shard_size);
+  return s;
+}
+
+}  // namespace
+
+MemoryView memory_view(const PlanResult& plan) {
+  MemoryView v;
+  for (const StageMemory& st : plan.stages) {
+    if (!v.columns.empty()) {
+      StageColumn& last = v.columns.back();
+      if (same_ledger(plan.stages[last.representative], st)) {
+        last.stages.push_back(st.stage);
+        last.title = fmt::format("stages {}-{}", last.stages.front(), st.stage);
+        continue;
+      }
+    }
+    v.columns.push_back(StageColumn{{st.stage}, fmt::format("stage {}", st.stage), st.role,
+                                    st.stage});
+  }
+  for (std::size_t c = 0; c < v.columns.size(); ++c) {
+    const StageMemory& st = plan.stages[v.columns[c].representative];
+    for (const LineItem& item : st.items) {
+      MemoryRow* row = nullptr;
+      for (MemoryRow& r : v.rows)
+        if (r.id == item.id) row = &r;
+      if (!row) {
+        v.rows.push_back(MemoryRow{item.id, item.label, {}});
+        v.rows.back().values.resize(v.columns.size());
+        row = &v.rows.back();
+      }
+      row->values[c] = item.value;
+    }
+  }
+  return v;
+}
+
+std::string plan_title(const PlanResult& plan) {
+  const PlanInput& in = plan.input;
+  const ParallelSpec& p = in.parallel;
+  std::string s = fmt::format("{} · {} × {}", in.model.name, plan.derived.world_size,
+                              in.cluster.gpu.name);
+  if (in.cluster.nodes > 1) s += fmt::format(" ({} nodes × {})", in.cluster.nodes,
+                                             in.cluster.gpus_per_node);
+  s += fmt::format(" · tp {} · pp {} · dp {}", p.tp, p.pp, p.dp);
+  if (p.cp > 1) s += fmt::format(" · cp {}", p.cp);
+  if (p.ep > 1) s += fmt::format(" · ep {}", p.ep);
+  s += " · " + zero_text(p);
+  return s;
+}
+
+std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult& plan) {
+  const Derived& d = plan.derived;
+  const TrainingSpec& t = plan.input.training;
+  std::vector<std::pair<std::string, std::string>> out;
+  out.emplace_back("params", format_count(d.params));
+  if (d.active_params != d.params) out.emplace_back("active params", format_count(d.active_params));
+  if (d.trainable_params != d.params)
+    out.emplace_back("trainable", format_count(d.trainable_params));
+  out.emplace_back("precision", std::string(to_string(t.precision)));
+  out.emplace_back("global batch", fmt::format("{} × {} tokens", d.global_batch, t.seq_len));
+  out.emplace_back("grad accum", std::to_string(d.grad_accum));
+  return out;
+}
+
+std::string verdict_sentence(const PlanResult& plan, const std::string& unit_name,
+                             double unit_bytes) {
+  const Verdict& v = plan.verdict;
+  const StageMemory& worst = plan.stages[v.worst_stage];
+  const std::string where =
+      plan.stages.size() > 1 ? fmt::format("stage {} ({})", worst.stage, worst.role) : "every GPU";
+  if (v.fits) {
+    return fmt::format("fits: worst rank is {} at {:.2f} of {:.2f} {} ({} free)", where,
+                       v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes, unit_name,
+                       format_percent(v.headroom));
+  }
+  return fmt::format("does NOT fit: {} needs {:.2f} of {:.2f} {} ({:.2f} {} over)", where,
+                     v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes, unit_name,
+                     (v.peak_bytes - v.limit_bytes) / unit_bytes, unit_name);
+}
+
+}  // namespace trainledger::report

@@ -1,0 +1,43 @@
+// The arrangement that the table and Markdown renderers share: which stage columns to show
+// and which rows, so both list exactly the same items.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainledger/config.hpp"
+#include "trainledger/plan.hpp"
+
+namespace trainledger::report {
+
+// Stages whose ledgers are identical are shown as one column ("stages 1-2").
+struct StageColumn {
+  std::vector<int> stages;
+  std::string title;  // "stage 0", "stages 1-2"
+  std::string role;   // "first", "middle", "last", "only"
+  int representative = 0;
+};
+
+struct MemoryRow {
+  std::string id;
+  std::string label;
+  std::vector<std::optional<double>> values;  // per column; empty where the stage lacks it
+};
+
+struct MemoryView {
+  std::vector<StageColumn> columns;
+  std::vector<MemoryRow> rows;
+};
+
+MemoryView memory_view(const PlanResult& plan);
+
+// "Llama-3.1-70B · 64 × H100 (8 nodes × 8) · tp 8 · pp 4 · dp 2 · ZeRO-1"
+std::string plan_title(const PlanResult& plan);
+// Facts of the derived section as label/value pairs, in display order.
+std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult& plan);
+// The verdict as one sentence.
+std::string verdict_sentence(const PlanResult& plan, const std::string& unit_name,
+                             double unit_bytes);
+
+}  // namespace trainledger::report

@@ -1,0 +1,118 @@
+// Aligned text table for the terminal.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "format.hpp"
+#include "rows.hpp"
+
+namespace trainledger::report {
+
+namespace {
+
+// Display width of UTF-8 text (counts code points; every glyph used here is one column).
+std::size_t width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+std::string pad_right(const std::string& s, std::size_t w) {
+  const std::size_t n = width(s);
+  return n >= w ? s : s + std::string(w - n, ' ');
+}
+
+std::string pad_left(const std::string& s, std::size_t w) {
+  const std::size_t n = width(s);
+  return n >= w ? s : std::string(w - n, ' ') + s;
+}
+
+struct Layout {
+  std::size_t id = 0, label = 0, column = 0;
+};
+
+std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u) {
+  Layout w{5, 0, 10};
+  for (const MemoryRow& r : v.rows) {
+    w.id = std::max(w.id, width(r.id));
+    w.label = std::max(w.label, width(r.label));
+  }
+  for (const StageColumn& c : v.columns) w.column = std::max(w.column, width(c.title) + 2);
+  std::string out;
+  const std::string head = fmt::format("Memory per GPU ({})", memory_unit_name(u));
+  out += pad_right(head, w.id + 2 + w.label);
+  for (const StageColumn& c : v.columns) out += pad_left(c.title, w.column);
+  out += "\n" + std::string(w.id + 2 + w.label, ' ');
+  for (const StageColumn& c : v.columns) out += pad_left(c.role, w.column);
+  out += "\n";
+  for (const MemoryRow& r : v.rows) {
+    out += pad_right(r.id, w.id + 2) + pad_right(r.label, w.label);
+    for (const auto& value : r.values)
+      out += pad_left(value ? format_memory(*value, u) : "-", w.column);
+    out += "\n";
+  }
+  out += pad_right("total", w.id + 2 + w.label);
+  for (const StageColumn& c : v.columns)
+    out += pad_left(format_memory(plan.stages[c.representative].peak_bytes, u), w.column);
+  out += "\n" + pad_right("capacity " + memory_with_unit(plan.verdict.limit_bytes, u),
+                          w.id + 2 + w.label);
+  for (const StageColumn& c : v.columns)
+    out += pad_left(plan.stages[c.representative].fits ? "fits" : "OVER", w.column);
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string render_table(const PlanResult& plan, const config::LoadedPlan& loaded,
+                         const Options& options) {
+  const MemUnits u = options.units;
+  std::string out = fmt::format("trainledger {} · {}\n{}\n", version(), loaded.source,
+                                plan_title(plan));
+  std::string facts;
+  for (const auto& [k, v] : derived_facts(plan)) facts += (facts.empty() ? "" : " · ") + k + " " + v;
+  out += facts + "\n\n";
+  out += memory_table(plan, memory_view(plan), u);
+  out += "\nVerdict: " +
+         verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";
+  for (const std::string& w : loaded.warnings) out += "warning: " + w + "\n";
+  for (const std::string& w : plan.warnings) out += "warning: " + w + "\n";
+  out += "Formulas and sources: trainledger explain ITEM (e.g. trainledger explain optimizer.m)\n";
+  return out;
+}
+
+std::string render_explain(const LineItem& item, const std::string& where,
+                           const Options& options) {
+  std::string out = fmt::format("{} — {}{}\n", item.id, item.label,
+                                where.empty() ? "" : "   [" + where + "]");
+  std::string value = format_item_value(item, options.units);
+  if (item.unit == Unit::bytes) value += fmt::format(" ({} bytes)", format_number(item.value));
+  out += fmt::format("  value    {}\n", value);
+  out += fmt::format("  formula  {}\n", item.formula);
+  bool first = true;
+  for (const Term& t : item.terms) {
+    out += fmt::format("  {}{} = {}{}\n", first ? "terms    " : "         ", t.key,
+                       format_number(t.value), t.label.empty() ? "" : " " + t.label);
+    first = false;
+  }
+  out += fmt::format("  source   {}\n", item.source);
+  out += fmt::format("  kind     {}\n", to_string(item.kind));
+  return out;
+}
+
+std::string render(Format f, const PlanResult& plan, const config::LoadedPlan& loaded,
+                   const Options& options) {
+  switch (f) {
+    case Format::table:
+      return render_table(plan, loaded, options);
+    case Format::json:
+      return render_json(plan, loaded);
+    case Format::markdown:
+      return render_markdown(plan, loaded, options);
+  }
+  return {};
+}
+
+std::string version() { return TRAINLEDGER_VERSION; }
+
+}  // namespace trainledger::report

@@ -1,0 +1,36 @@
+// libFuzzer target: arbitrary bytes as a plan file. Any input must either load and produce a
+// sound plan (invariants hold, every renderer succeeds) or fail with ConfigError.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "trainledger/config.hpp"
+#include "trainledger/invariants.hpp"
+#include "trainledger/report.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace trainledger;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  config::LoadedPlan loaded;
+  try {
+    loaded = config::load_plan_text(text, "fuzz.toml", "", {});
+  } catch (const config::ConfigError& e) {
+    if (e.diagnostics().empty()) std::abort();  // every error must say something
+    for (const config::Diagnostic& d : e.diagnostics())
+      if (d.message.empty()) std::abort();
+    return 0;
+  }
+  const PlanResult plan = compute_plan(loaded.input);
+  const auto problems = check_invariants(plan);
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::cerr << p << "\n";
+    std::abort();
+  }
+  for (report::Format f : {report::Format::table, report::Format::json, report::Format::markdown}) {
+    const std::string out = report::render(f, plan, loaded, {});
+    if (out.empty() || out.find("nan") != std::string::npos) std::abort();
+  }
+  return 0;
+}

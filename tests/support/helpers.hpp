@@ -1,0 +1,36 @@
+// Helpers shared by the tests: plans from text, the invariant check, the CLI in-process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainledger/config.hpp"
+#include "trainledger/plan.hpp"
+
+namespace trainledger::test {
+
+// Loads a plan from TOML text (relative paths against tests/data/).
+config::LoadedPlan load_text(const std::string& toml, const std::vector<std::string>& sets = {});
+
+// Computes a plan and requires that it passes the invariant checker.
+PlanResult plan_checked(const PlanInput& input);
+PlanResult plan_text(const std::string& toml, const std::vector<std::string>& sets = {});
+
+// The ConfigError messages of loading `toml` (empty when it loads).
+std::vector<std::string> load_errors(const std::string& toml,
+                                     const std::vector<std::string>& sets = {});
+
+struct CliResult {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+CliResult run_cli(const std::vector<std::string>& args);
+
+// Value of a memory item on a stage (0 when the stage has no such item).
+double item_value(const PlanResult& plan, const std::string& id, int stage = 0);
+
+std::string source_path(const std::string& relative);
+std::string read_file(const std::string& path);
+
+}  // namespace trainledger::test

@@ -1,0 +1,90 @@
+// Every model preset's derived parameter count equals the model's exact published count
+// (../shared/data/models.csv: safetensors metadata, model cards, PEFT outputs).
+#include <catch2/catch.hpp>
+
+#include "trainledger/config.hpp"
+#include "trainledger/model.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+struct Published {
+  const char* preset;
+  double params;
+};
+
+// Exact counts, each as published (see configs/models/*.toml `summary` for the source).
+constexpr Published k_published[] = {
+    {"gpt3-175b", 174604259328},     // computed; the paper rounds to 175.0B
+    {"bloom-176b", 176247271424},    // BLOOM model card
+    {"llama-2-7b", 6738415616},      // PEFT "all params: 6,738,415,616"
+    {"llama-2-13b", 13015864320},    // public LlamaForCausalLM count
+    {"llama-2-70b", 68976648192},    // PEFT "all params: 68,976,648,192"
+    {"llama-3.1-8b", 8030261248},    // safetensors metadata
+    {"llama-3.1-70b", 70553706496},  // safetensors metadata
+    {"llama-3.1-405b", 405853388800},  // HF API safetensors.total
+    {"mistral-7b", 7241732096},      // public load logs
+    {"qwen2.5-7b", 7615616512},      // safetensors metadata
+    {"qwen2.5-72b", 72706203648},    // safetensors metadata
+    {"mixtral-8x7b", 46702792704},   // model card 46.7B, independent recounts
+    {"gemma-2-9b", 9241705984},      // safetensors metadata
+    {"gpt2-xl", 1557611200},         // HF checkpoint load count
+    {"opt-1.3b", 1315758080},        // public load logs
+};
+
+}  // namespace
+
+TEST_CASE("preset parameter counts equal the published exact counts", "[presets]") {
+  for (const Published& p : k_published) {
+    INFO(p.preset);
+    const ModelSpec m = config::load_model_preset(p.preset);
+    CHECK(total_params(m) == p.params);
+  }
+}
+
+TEST_CASE("every preset states its published count and it matches the derived one",
+          "[presets]") {
+  const auto presets = config::model_presets();
+  REQUIRE(presets.size() >= 11);
+  for (const config::PresetInfo& info : presets) {
+    INFO(info.name);
+    CHECK(!info.source.empty());
+    REQUIRE(info.published_params > 0);
+    CHECK(total_params(config::load_model_preset(info.name)) == info.published_params);
+  }
+}
+
+TEST_CASE("Mixtral's active parameters per token", "[presets]") {
+  // 2 of 8 experts per token: 12,879,925,248 (models.csv, F-MOE).
+  CHECK(active_params(config::load_model_preset("mixtral-8x7b")) == 12879925248.0);
+}
+
+TEST_CASE("the worked Llama-2-7B count decomposes as published", "[presets]") {
+  const ModelSpec m = config::load_model_preset("llama-2-7b");
+  const LayerParams lp = layer_params(m);
+  CHECK(lp.total() == 202383360);  // 4·4096² + 3·4096·11008 + 2·4096
+  const EdgeParams e = edge_params(m);
+  CHECK(e.embedding + e.lm_head == 262144000);  // 2 · 32000 · 4096
+}
+
+TEST_CASE("GPU presets carry the device-reported memory and dense peaks", "[presets]") {
+  const auto gpus = config::gpu_presets();
+  REQUIRE(gpus.size() >= 9);
+  for (const config::PresetInfo& info : gpus) {
+    INFO(info.name);
+    const GpuSpec g = config::load_gpu_preset(info.name);
+    CHECK(g.memory_bytes > 0);
+    CHECK(g.memory_bytes % (1024 * 1024) == 0);
+    CHECK(!info.source.empty());
+    CHECK(g.peak_flops.fp32 > 0);
+  }
+  // nvidia-smi totals: H100 81559 MiB, A100 80GB 81920 MiB, H200 143771 MiB, B200 183359 MiB.
+  CHECK(config::load_gpu_preset("h100-sxm5-80gb").memory_bytes == 85520809984);
+  CHECK(config::load_gpu_preset("a100-sxm4-80gb").memory_bytes == 85899345920);
+  CHECK(config::load_gpu_preset("h200-sxm-141gb").memory_bytes == 150754820096);
+  CHECK(config::load_gpu_preset("b200-180gb").memory_bytes == 192265846784);
+  CHECK(config::load_gpu_preset("mi300x-192gb").memory_bytes == 205822885888);
+  CHECK(config::load_gpu_preset("h100-sxm5-80gb").peak_flops.bf16 == Approx(989.4e12));
+  CHECK(config::load_gpu_preset("v100-sxm2-32gb").peak_flops.bf16 == 0);  // no bf16 on Volta
+}
