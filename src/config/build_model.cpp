@@ -66,7 +66,7 @@ ModelSpec build_model(const Resolution& r, std::vector<Diagnostic>& errors) {
   for (const char* k : k_arch_keys)
     if (!in.has(std::string("model.") + k)) missing += (missing.empty() ? "" : ", ") + std::string(k);
   if (!missing.empty()) {
-    in.error("model.layers", "model: missing " + missing +
+    in.section_error("model", "model: missing " + missing +
                                  " (give them, or model.preset, model.hf_config or model.params)");
     return m;
   }

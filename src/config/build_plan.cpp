@@ -129,7 +129,7 @@ void derive_world(Resolution& r, const Reader& in, PlanInput& out) {
     if (!in.has("cluster.nodes")) record(r, "cluster.nodes", 1);
     const double world = static_cast<double>(c.nodes) * c.gpus_per_node;
     if (std::fmod(world, model_par) != 0) {
-      in.error("parallel.tp",
+      in.error(in.first_explicit({"parallel.tp", "parallel.pp", "parallel.cp"}),
                fmt::format("parallel: tp × pp × cp = {} × {} × {} = {} does not divide the world "
                            "size {} (cluster.nodes {} × cluster.gpus_per_node {})",
                            p.tp, p.pp, p.cp, model_par, world, c.nodes, c.gpus_per_node));
@@ -163,12 +163,15 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
   Reader in(r, errors);
   out.model = build_model(r, errors);
   out.cluster.gpu = build_gpu(r, errors);
+  const bool sections_ok = errors.empty();
   out.training = build_training(r, in);
   out.parallel = build_parallel(in);
   derive_world(r, in, out);
+  const bool world_ok = errors.empty();
   out.cluster = build_cluster(in, out.cluster);
   out.checkpoint = build_checkpoint(in);
-  if (errors.empty()) validate(r, out, errors);
+  // Cross-field rules need a complete model; the world-size rules need a consistent world.
+  if (sections_ok) validate(r, out, world_ok, errors);
   if (errors.empty() && out.training.global_batch == 0) {
     out.training.global_batch = out.training.micro_batch * out.parallel.dp;
     record(r, "training.global_batch", out.training.global_batch);

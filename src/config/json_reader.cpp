@@ -46,7 +46,7 @@ Value convert(const nlohmann::json& j, const std::string& where) {
     case nlohmann::json::value_t::object:
       v.type = Value::Type::table;
       for (auto it = j.begin(); it != j.end(); ++it) {
-        v.fields.emplace_back(it.key(), convert(it.value(), where + "/" + it.key()));
+        v.fields.push_back(Field{it.key(), convert(it.value(), where + "/" + it.key())});
         v.key_origins.push_back(Origin{where + "/" + it.key(), 0, 0, "hf_config"});
       }
       break;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "resolve.hpp"
@@ -41,6 +42,21 @@ class Reader {
     const std::string section = key.substr(0, key.find('.'));
     auto s = m_r.sections.find(section);
     return s != m_r.sections.end() ? s->second : m_r.plan_origin;
+  }
+  // The first of `keys` set by the user (not defaulted), or the first key.
+  std::string first_explicit(std::initializer_list<const char*> keys) const {
+    for (const char* k : keys) {
+      auto it = m_r.settings.find(k);
+      if (it != m_r.settings.end() && it->second.origin.what != "default" &&
+          it->second.origin.what != "derived")
+        return k;
+    }
+    return *keys.begin();
+  }
+  // An error about a whole section, located at its header.
+  void section_error(const std::string& section, const std::string& message) const {
+    auto s = m_r.sections.find(section);
+    m_errors.push_back(Diagnostic{s != m_r.sections.end() ? s->second : m_r.plan_origin, message});
   }
   void error(const std::string& key, const std::string& message) const {
     m_errors.push_back(Diagnostic{origin(key), message});

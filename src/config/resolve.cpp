@@ -126,10 +126,16 @@ SettingMap load_named_preset(const Setting& asked, const std::string& folder,
     for (const std::string& p : embedded_files_under("configs/" + folder + "/"))
       names.push_back(stem_of(p));
     const std::string lister = folder == "models" ? "trainledger models" : "trainledger gpus";
-    errors.push_back(Diagnostic{
-        asked.origin, fmt::format("{}: unknown preset \"{}\"{}; `{}` lists them",
-                                  asked.spec->full_name(), name, did_you_mean(name, names),
-                                  lister)});
+    std::string hint = did_you_mean(name, names);
+    if (hint.empty()) {
+      std::string near;
+      for (const std::string& n : names)
+        if (n.find(name) != std::string::npos) near += (near.empty() ? "\"" : "\", \"") + n;
+      if (!near.empty()) hint = " (did you mean one of " + near + "\"?)";
+    }
+    errors.push_back(Diagnostic{asked.origin,
+                                fmt::format("{}: unknown preset \"{}\"{}; `{}` lists them",
+                                            asked.spec->full_name(), name, hint, lister)});
     return {};
   }
   return read_preset(path, section, nullptr, errors);

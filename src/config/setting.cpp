@@ -39,10 +39,10 @@ class Converter {
     if (low) {
       return fail(fmt::format("{} must be {} {}", shown,
                               m_spec.min_exclusive ? "greater than" : "at least",
-                              fmt::format("{}", m_spec.min)));
+                              fmt::format("{:g}", m_spec.min)));
     }
     if (m_spec.max > 0 && x > m_spec.max)
-      return fail(fmt::format("{} is out of range (at most {})", shown, m_spec.max));
+      return fail(fmt::format("{} is out of range (at most {:g})", shown, m_spec.max));
     return true;
   }
 

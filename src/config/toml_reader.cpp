@@ -29,7 +29,7 @@ void sort_by_position(Value& table) {
     return x.line != y.line ? x.line < y.line : x.column < y.column;
   };
   std::stable_sort(order.begin(), order.end(), before);
-  std::vector<std::pair<std::string, Value>> fields;
+  std::vector<Field> fields;
   std::vector<Origin> origins;
   for (std::size_t i : order) {
     fields.push_back(std::move(table.fields[i]));
@@ -60,7 +60,7 @@ Value convert(const toml::node& node, const std::string& path, const std::string
   } else if (auto t = node.as_table()) {
     v.type = Value::Type::table;
     for (auto&& [key, child] : *t) {
-      v.fields.emplace_back(std::string(key.str()), convert(child, path, what));
+      v.fields.push_back(Field{std::string(key.str()), convert(child, path, what)});
       v.key_origins.push_back(origin_of(key.source(), path, what));
     }
     sort_by_position(v);

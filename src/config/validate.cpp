@@ -168,12 +168,15 @@ void check_training(const Reader& in, const PlanInput& p) {
 
 }  // namespace
 
-void validate(const Resolution& r, const PlanInput& in, std::vector<Diagnostic>& errors) {
+void validate(const Resolution& r, const PlanInput& in, bool world_ok,
+              std::vector<Diagnostic>& errors) {
   Reader reader(r, errors);
   check_tp(reader, in);
   check_pp(reader, in);
-  check_world(reader, in);
-  check_batch(reader, in);
+  if (world_ok) {
+    check_world(reader, in);
+    check_batch(reader, in);
+  }
   check_zero(reader, in);
   check_experts(reader, in);
   check_training(reader, in);

@@ -6,6 +6,9 @@
 
 namespace trainledger::config {
 
-void validate(const Resolution& r, const PlanInput& in, std::vector<Diagnostic>& errors);
+// `world_ok`: dp and nodes were derived consistently (otherwise the world and batch rules,
+// which would repeat that error, are skipped).
+void validate(const Resolution& r, const PlanInput& in, bool world_ok,
+              std::vector<Diagnostic>& errors);
 
 }  // namespace trainledger::config

@@ -10,6 +10,8 @@
 
 namespace trainledger::config {
 
+struct Field;
+
 struct Value {
   enum class Type { boolean, integer, floating, string, array, table, other };
   Type type = Type::other;
@@ -18,13 +20,19 @@ struct Value {
   double floating = 0;
   std::string string;
   std::vector<Value> items;                          // arrays
-  std::vector<std::pair<std::string, Value>> fields; // tables, in file order
+  std::vector<Field> fields;                         // tables, in file order
   std::vector<Origin> key_origins;                   // tables: where each key is written
   Origin origin;
 
   std::string type_name() const;
   // The value as TOML text ("80", "\"swiglu\"", "[1, 2]").
   std::string to_text() const;
+};
+
+// A key of a table and its value (a named pair: std::pair of an incomplete type is not allowed).
+struct Field {
+  std::string first;
+  Value second;
 };
 
 // Parses TOML text into a table Value. Throws ConfigError (with the location) on a syntax error.

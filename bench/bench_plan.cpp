@@ -1,0 +1,57 @@
+// Speed of the planner: the core must take microseconds per plan (a search evaluates millions
+// of candidates); loading and rendering are measured separately.
+#include <benchmark/benchmark.h>
+
+#include "trainledger/config.hpp"
+#include "trainledger/plan.hpp"
+#include "trainledger/report.hpp"
+
+namespace {
+
+using namespace trainledger;
+
+const config::LoadedPlan& default_plan() {
+  static const config::LoadedPlan plan = config::load_default_plan({});
+  return plan;
+}
+
+void BM_compute_plan_default(benchmark::State& state) {
+  const PlanInput input = default_plan().input;
+  for (auto _ : state) {
+    PlanResult r = compute_plan(input);
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_compute_plan_default);
+
+void BM_compute_plan_pp16(benchmark::State& state) {
+  config::LoadOptions o;
+  o.sets = {"parallel.pp=16", "parallel.dp=1", "cluster.nodes=16"};
+  const PlanInput input = config::load_default_plan(o).input;
+  for (auto _ : state) {
+    PlanResult r = compute_plan(input);
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_compute_plan_pp16);
+
+void BM_load_default_plan(benchmark::State& state) {
+  for (auto _ : state) {
+    config::LoadedPlan p = config::load_default_plan({});
+    benchmark::DoNotOptimize(p);
+  }
+}
+BENCHMARK(BM_load_default_plan);
+
+void BM_render_json(benchmark::State& state) {
+  const PlanResult r = compute_plan(default_plan().input);
+  for (auto _ : state) {
+    std::string s = report::render_json(r, default_plan());
+    benchmark::DoNotOptimize(s);
+  }
+}
+BENCHMARK(BM_render_json);
+
+}  // namespace
+
+BENCHMARK_MAIN();

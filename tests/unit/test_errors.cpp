@@ -1,0 +1,188 @@
+// Bad input gets a located, specific message (asserted word for word) and no plan.
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+
+using trainledger::test::load_errors;
+using Errors = std::vector<std::string>;
+
+namespace {
+
+const std::string k_ok_cluster = "[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+const std::string k_ok_model = "[model]\npreset = \"llama-2-7b\"\n";
+
+}  // namespace
+
+TEST_CASE("unknown keys and sections get a did-you-mean", "[errors]") {
+  CHECK(load_errors(k_ok_model + "layrs = 3\n" + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:3:1: unknown key model.layrs (did you mean "
+               "\"layers\"?)"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[paralel]\ntp = 2\n") ==
+        Errors{"trainledger: error: test.toml:5:2: unknown section [paralel] (did you mean "
+               "\"parallel\"?)"});
+  CHECK(load_errors("tp = 2\n" + k_ok_model + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:1:1: key \"tp\" is outside a section; keys belong "
+               "under [model], [training], [parallel], [cluster] or [checkpoint]"});
+  CHECK(load_errors(k_ok_model + "zzzzzz = 1\n" + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:3:1: unknown key model.zzzzzz"});
+}
+
+TEST_CASE("wrong types name the expected type and the value", "[errors]") {
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\nmicro_batch = \"four\"\n") ==
+        Errors{"trainledger: error: test.toml:6:15: training.micro_batch: expected an integer, "
+               "got a string (\"four\")"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\nmaster_weights = 1\n") ==
+        Errors{"trainledger: error: test.toml:6:18: training.master_weights: expected true or "
+               "false, got an integer (1)"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\nprecision = \"bf61\"\n") ==
+        Errors{"trainledger: error: test.toml:6:13: training.precision: \"bf61\" is not one of "
+               "\"fp32\", \"bf16\", \"fp16\", \"fp8\" (did you mean \"bf16\"?)"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\nzero = 5\n") ==
+        Errors{"trainledger: error: test.toml:6:8: parallel.zero: 5 is not a ZeRO stage (0, 1, "
+               "2, 3 or \"fsdp\")"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\nstage_layers = [1, \"x\"]\n") ==
+        Errors{"trainledger: error: test.toml:6:16: parallel.stage_layers: expected a list of "
+               "integers, got an array ([1, \"x\"])"});
+}
+
+TEST_CASE("out-of-range values: zero, negative, NaN, absurd", "[errors]") {
+  CHECK(load_errors("[model]\nlayers = 0\nhidden = 64\nheads = 4\nffn = 256\nvocab = 100\n" +
+                    k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:2:10: model.layers: 0 must be at least 1"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\nseq_len = -4096\n") ==
+        Errors{"trainledger: error: test.toml:6:11: training.seq_len: -4096 must be at least 1"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\ndropout = nan\n") ==
+        Errors{"trainledger: error: test.toml:6:11: training.dropout: nan is not a finite "
+               "number"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\nrecompute_layers = 1.5\n") ==
+        Errors{"trainledger: error: test.toml:6:20: training.recompute_layers: 1.5 is out of "
+               "range (at most 1)"});
+  CHECK(load_errors("[model]\nlayers = 1000000\nhidden = 64\nheads = 4\nffn = 256\nvocab = "
+                    "100\n" + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:2:10: model.layers: 1000000 is out of range (at "
+               "most 100000)"});
+  CHECK(load_errors("[model]\nparams = 1e30\n" + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:2:10: model.params: 1e+30 is out of range (at "
+               "most 1e+15)"});
+  CHECK(load_errors("[model]\nparams = 7e9\n[cluster]\ngpu_memory = \"0 GiB\"\n") ==
+        Errors{"trainledger: error: test.toml:4:14: cluster.gpu_memory: \"0 GiB\" must be at "
+               "least 1"});
+}
+
+TEST_CASE("quantities need a known unit", "[errors]") {
+  CHECK(load_errors("[model]\nparams = 7e9\n[cluster]\ngpu_memory = 80\n") ==
+        Errors{"trainledger: error: test.toml:4:14: cluster.gpu_memory: 80 has no unit; write "
+               "it as a string with one, e.g. \"80 GiB\" (units: B, kB, MB, GB, TB, PB (powers "
+               "of 1000) or KiB, MiB, GiB, TiB, PiB (powers of 1024))"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "inter_node_bandwidth = \"50 GiB/sec\"\n") ==
+        Errors{"trainledger: error: test.toml:5:24: cluster.inter_node_bandwidth: unknown unit "
+               "\"GiB/sec\" in \"50 GiB/sec\" (units: B/s, MB/s, GB/s, TB/s, MiB/s, GiB/s, "
+               "TiB/s or bits: Mb/s, Gb/s, Tb/s)"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[checkpoint]\nrestart_time = \"five min\"\n") ==
+        Errors{"trainledger: error: test.toml:6:16: checkpoint.restart_time: \"five min\" does "
+               "not start with a number"});
+}
+
+TEST_CASE("cross-field rules point at the key that breaks them", "[errors]") {
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\ntp = 3\npp = 1\ndp = 1\n"
+                                                "[training]\n") ==
+        Errors{
+            "trainledger: error: test.toml:6:6: parallel.tp (3) must divide model.heads (32)",
+            "trainledger: error: test.toml:6:6: parallel.tp (3) must divide model.kv_heads (32), "
+            "or be a multiple of it (kv heads replicated)",
+            "trainledger: error: test.toml:6:6: parallel.tp (3) must divide the MLP width "
+            "(11008)"});
+  // An explicit world that tp × pp × cp × dp does not fill.
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "nodes = 2\n[parallel]\ndp = 4\n") ==
+        Errors{"trainledger: error: test.toml:7:6: parallel: tp × pp × cp × dp = 1 × 1 × 1 × 4 = "
+               "4 must equal the world size 16 (cluster.nodes 2 × cluster.gpus_per_node 8)"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\npp = 3\n") ==
+        Errors{"trainledger: error: test.toml:6:6: parallel: tp × pp × cp = 1 × 3 × 1 = 3 does "
+               "not divide the world size 8 (cluster.nodes 1 × cluster.gpus_per_node 8)",
+               "trainledger: error: test.toml:6:6: parallel.pp (3) must divide model.layers "
+               "(32), or give parallel.stage_layers for an uneven split"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\npp = 2\nstage_layers = [10, 20]\n") ==
+        Errors{"trainledger: error: test.toml:7:16: parallel.stage_layers sums to 30 but "
+               "model.layers is 32"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\nglobal_batch = 12\n") ==
+        Errors{"trainledger: error: test.toml:6:16: training.global_batch (12) must be divisible "
+               "by micro_batch × dp = 1 × 8 = 8"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\nzero = 1\nzero_shard_size = 3\n") ==
+        Errors{"trainledger: error: test.toml:7:19: parallel.zero_shard_size (3) must divide dp "
+               "× cp = 8"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\nep = 2\n") ==
+        Errors{"trainledger: error: test.toml:6:6: parallel.ep (2) needs a MoE model "
+               "(model.experts > 0)"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\nvirtual_stages = 2\n") ==
+        Errors{"trainledger: error: test.toml:6:18: parallel.virtual_stages (2) needs "
+               "parallel.schedule = \"interleaved\""});
+}
+
+TEST_CASE("model rules: missing fields, kv heads, count-only conflicts", "[errors]") {
+  CHECK(load_errors("[model]\nlayers = 2\nhidden = 64\n" + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:1:2: model: missing heads, ffn, vocab (give them, "
+               "or model.preset, model.hf_config or model.params)"});
+  CHECK(load_errors("[model]\nlayers = 2\nhidden = 64\nheads = 4\nkv_heads = 3\nffn = 256\n"
+                    "vocab = 100\n" + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:5:12: model.kv_heads (3) must divide model.heads "
+               "(4)"});
+  CHECK(load_errors(k_ok_model + "params = 7e9\n" + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:3:10: model.params describes a count-only model, "
+               "but model.layers gives an architecture; keep one of them"});
+  CHECK(load_errors("[model]\npreset = \"llama-7b\"\n" + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:2:10: model.preset: unknown preset \"llama-7b\" "
+               "(did you mean \"llama-2-7b\"?); `trainledger models` lists them"});
+}
+
+TEST_CASE("cluster rules: a GPU is required", "[errors]") {
+  CHECK(load_errors(k_ok_model) ==
+        Errors{"trainledger: error: test.toml:1:1: cluster: no GPU memory: give cluster.gpu (a "
+               "preset, see `trainledger gpus`) or cluster.gpu_memory"});
+}
+
+TEST_CASE("training rules: LoRA, QLoRA, trainable counts", "[errors]") {
+  CHECK(load_errors("[model]\nparams = 7e9\n[training]\nfinetune = \"lora\"\n" + k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:4:12: LoRA and QLoRA need a model architecture, "
+               "not model.params"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster +
+                    "[training]\nfinetune = \"qlora\"\nprecision = \"fp32\"\n") ==
+        Errors{"trainledger: error: test.toml:7:13: QLoRA computes in bf16 or fp16, not fp32"});
+  CHECK(load_errors("[model]\nparams = 1e9\n[training]\ntrainable_params = 2e9\n" +
+                    k_ok_cluster) ==
+        Errors{"trainledger: error: test.toml:4:20: training.trainable_params (2e+09) exceeds "
+               "the model's parameters (1e+09)"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\nlora_targets = [\"q_prj\"]\n") ==
+        Errors{"trainledger: error: test.toml:6:16: training.lora_targets: \"q_prj\" is not a "
+               "list of \"q_proj\", \"k_proj\", \"v_proj\", \"o_proj\", \"gate_proj\", "
+               "\"up_proj\", \"down_proj\", \"all-linear\" (did you mean \"q_proj\"?)"});
+}
+
+TEST_CASE("TOML syntax errors are located", "[errors]") {
+  CHECK(load_errors("[model]\nlayers = \n") ==
+        Errors{"trainledger: error: test.toml:2:10: invalid TOML: Error while parsing key-value "
+               "pair: expected value, saw '\\n'"});
+  CHECK(load_errors("[model\n") ==
+        Errors{"trainledger: error: test.toml:1:7: invalid TOML: Error while parsing table "
+               "header: expected ']', saw '\\n'"});
+}
+
+TEST_CASE("--set errors name the override", "[errors]") {
+  CHECK(load_errors(k_ok_model + k_ok_cluster, {"parallel.tp=0"}) ==
+        Errors{"trainledger: error: --set parallel.tp=0: parallel.tp: 0 must be at least 1"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster, {"tp=2"}) ==
+        Errors{"trainledger: error: --set tp=2: expected section.key=value, e.g. --set "
+               "parallel.tp=8"});
+  CHECK(load_errors(k_ok_model + k_ok_cluster, {"paralel.tp=2"}) ==
+        Errors{"trainledger: error: --set paralel.tp=2: unknown section \"paralel\" (did you "
+               "mean \"parallel\"?)"});
+}
+
+TEST_CASE("every error of a file is reported, in file order", "[errors]") {
+  const Errors e = load_errors(
+      "[model]\npreset = \"llama-2-7b\"\nlayrs = 3\n[training]\nseq_len = 0\n"
+      "[cluster]\ngpu = \"h100-sxm5-80gb\"\ngpu_memory = 80\n");
+  REQUIRE(e.size() == 3);
+  CHECK(e[0].rfind("trainledger: error: test.toml:3:1:", 0) == 0);
+  CHECK(e[1].rfind("trainledger: error: test.toml:5:11:", 0) == 0);
+  CHECK(e[2].rfind("trainledger: error: test.toml:8:14:", 0) == 0);
+}
