@@ -46,9 +46,9 @@ struct ResolvedValue {
 
 struct LoadedPlan {
   PlanInput input;
-  std::string source;                  // the plan file, or "(default plan)"
-  std::vector<ResolvedValue> resolved; // every key with a value, in table order
-  std::vector<std::string> warnings;   // e.g. a derived count that differs from a published one
+  std::string source;                   // the plan file, or "(default plan)"
+  std::vector<ResolvedValue> resolved;  // every key with a value, in table order
+  std::vector<std::string> warnings;    // e.g. a derived count that differs from a published one
 };
 
 struct LoadOptions {

@@ -45,15 +45,15 @@ bool is_moe(const ModelSpec& m);
 
 // Parameters of one transformer layer, split by how tensor parallelism treats them.
 struct LayerParams {
-  double attn_matrix = 0;   // q, k, v, o weights
-  double kv_matrix = 0;     // the k and v part of attn_matrix (replicated when tp > kv_heads)
-  double col_bias = 0;      // q and MLP-in biases: split by tp (column-parallel)
-  double kv_bias = 0;       // k and v biases: split like kv_matrix
-  double row_bias = 0;      // o and MLP-out biases: replicated under tp (row-parallel)
-  double mlp_matrix = 0;    // dense MLP weights (0 for MoE layers)
-  double expert_matrix = 0; // all experts' weights of the layer (MoE)
-  double router = 0;        // MoE router, replicated
-  double norm = 0;          // norm weights and biases, replicated
+  double attn_matrix = 0;    // q, k, v, o weights
+  double kv_matrix = 0;      // the k and v part of attn_matrix (replicated when tp > kv_heads)
+  double col_bias = 0;       // q and MLP-in biases: split by tp (column-parallel)
+  double kv_bias = 0;        // k and v biases: split like kv_matrix
+  double row_bias = 0;       // o and MLP-out biases: replicated under tp (row-parallel)
+  double mlp_matrix = 0;     // dense MLP weights (0 for MoE layers)
+  double expert_matrix = 0;  // all experts' weights of the layer (MoE)
+  double router = 0;         // MoE router, replicated
+  double norm = 0;           // norm weights and biases, replicated
   double total() const {
     return attn_matrix + col_bias + kv_bias + row_bias + mlp_matrix + expert_matrix + router + norm;
   }

@@ -2,9 +2,9 @@
 #pragma once
 
 #include <array>
-#include <string_view>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainledger/model.hpp"
@@ -116,8 +116,8 @@ std::string_view to_string(BiasKind b);
 
 // Every value of each enum, for reverse lookups (overloads picked by a dummy argument).
 constexpr std::array<Optimizer, 6> all_values(Optimizer) {
-  return {Optimizer::adamw, Optimizer::adamw_8bit, Optimizer::sgd,
-          Optimizer::sgd_momentum, Optimizer::lion, Optimizer::adafactor};
+  return {Optimizer::adamw,        Optimizer::adamw_8bit, Optimizer::sgd,
+          Optimizer::sgd_momentum, Optimizer::lion,       Optimizer::adafactor};
 }
 constexpr std::array<Recompute, 4> all_values(Recompute) {
   return {Recompute::none, Recompute::selective, Recompute::op, Recompute::full};

@@ -1,6 +1,6 @@
 // `trainledger explain ITEM`: one line item's formula, terms and source.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <ostream>
 
@@ -32,8 +32,7 @@ std::vector<std::string> all_ids(const PlanResult& plan) {
 CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "explain", "Show how one item is computed: value, formula, terms, source and kind");
-  sub->add_option("item", o.item, "item id, e.g. optimizer.m (see `trainledger plan`)")
-      ->required();
+  sub->add_option("item", o.item, "item id, e.g. optimizer.m (see `trainledger plan`)")->required();
   add_plan_options(*sub, o.plan);
   sub->add_option("--stage", o.stage, "pipeline stage for memory items (default: the worst)")
       ->check(CLI::NonNegativeNumber);

@@ -1,6 +1,6 @@
 // `trainledger models`, `gpus` and `keys`: what the presets and plan files offer.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <ostream>
 

@@ -15,8 +15,8 @@ void check_shape(const Reader& in, const ModelSpec& m) {
     in.error("model.kv_heads", fmt::format("model.kv_heads ({}) must not exceed model.heads ({})",
                                            m.kv_heads, m.heads));
   } else if (m.heads % m.kv_heads != 0) {
-    in.error("model.kv_heads", fmt::format("model.kv_heads ({}) must divide model.heads ({})",
-                                           m.kv_heads, m.heads));
+    in.error("model.kv_heads",
+             fmt::format("model.kv_heads ({}) must divide model.heads ({})", m.kv_heads, m.heads));
   }
   if (m.head_dim == 0 && m.hidden % m.heads != 0) {
     in.error("model.heads",
@@ -31,8 +31,9 @@ void check_shape(const Reader& in, const ModelSpec& m) {
     if (m.expert_ffn < 1)
       in.error("model.expert_ffn", "model.expert_ffn must be given for a MoE model (experts > 0)");
   } else if (m.experts_per_token > 0 || m.expert_ffn > 0 || m.shared_experts > 0) {
-    in.error("model.experts", "model.experts must be > 0 when experts_per_token, expert_ffn or "
-                              "shared_experts are given");
+    in.error("model.experts",
+             "model.experts must be > 0 when experts_per_token, expert_ffn or "
+             "shared_experts are given");
   }
   const double n = total_params(m);
   if (!(n <= 1e15)) {
@@ -64,10 +65,11 @@ ModelSpec build_model(const Resolution& r, std::vector<Diagnostic>& errors) {
   }
   std::string missing;
   for (const char* k : k_arch_keys)
-    if (!in.has(std::string("model.") + k)) missing += (missing.empty() ? "" : ", ") + std::string(k);
+    if (!in.has(std::string("model.") + k))
+      missing += (missing.empty() ? "" : ", ") + std::string(k);
   if (!missing.empty()) {
     in.section_error("model", "model: missing " + missing +
-                                 " (give them, or model.preset, model.hf_config or model.params)");
+                                  " (give them, or model.preset, model.hf_config or model.params)");
     return m;
   }
   m.layers = static_cast<int>(in.integer("model.layers"));

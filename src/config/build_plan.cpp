@@ -18,14 +18,21 @@ std::vector<LoraTarget> to_targets(const std::vector<std::string>& names) {
   };
   for (const std::string& n : names) {
     if (n == "all-linear") {
-        for (LoraTarget t : all_values(LoraTarget{})) add(t);
-    } else if (n == "q_proj") add(LoraTarget::q);
-    else if (n == "k_proj") add(LoraTarget::k);
-    else if (n == "v_proj") add(LoraTarget::v);
-    else if (n == "o_proj") add(LoraTarget::o);
-    else if (n == "gate_proj") add(LoraTarget::gate);
-    else if (n == "up_proj") add(LoraTarget::up);
-    else if (n == "down_proj") add(LoraTarget::down);
+      for (LoraTarget t : all_values(LoraTarget{})) add(t);
+    } else if (n == "q_proj")
+      add(LoraTarget::q);
+    else if (n == "k_proj")
+      add(LoraTarget::k);
+    else if (n == "v_proj")
+      add(LoraTarget::v);
+    else if (n == "o_proj")
+      add(LoraTarget::o);
+    else if (n == "gate_proj")
+      add(LoraTarget::gate);
+    else if (n == "up_proj")
+      add(LoraTarget::up);
+    else if (n == "down_proj")
+      add(LoraTarget::down);
   }
   return out;
 }

@@ -13,8 +13,8 @@ namespace trainledger::config {
 namespace {
 
 struct Mapping {
-  std::string key;                    // model.<key>
-  std::vector<std::string> json_keys; // first one present wins
+  std::string key;                     // model.<key>
+  std::vector<std::string> json_keys;  // first one present wins
 };
 
 struct Family {
@@ -137,7 +137,8 @@ SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
   SettingMap out;
   std::ifstream probe(path);
   if (!probe) {
-    errors.push_back(Diagnostic{asked_at, fmt::format("model.hf_config: cannot read \"{}\"", path)});
+    errors.push_back(
+        Diagnostic{asked_at, fmt::format("model.hf_config: cannot read \"{}\"", path)});
     return out;
   }
   Value doc;
@@ -201,8 +202,8 @@ SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
   // GPT-2 (n_inner null) and BLOOM use an MLP of 4h.
   if ((model_type == "gpt2" || model_type == "bloom") && !out.count("model.ffn") &&
       out.count("model.hidden")) {
-    set(out, "ffn", integer(4 * std::get<std::int64_t>(out.at("model.hidden").value)),
-        file_origin, errors);
+    set(out, "ffn", integer(4 * std::get<std::int64_t>(out.at("model.hidden").value)), file_origin,
+        errors);
   }
   if (model_type == "qwen2") set(out, "bias", str("qkv"), file_origin, errors);
   if (model_type == "mixtral") {
@@ -220,11 +221,11 @@ SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
   }
   if (const Value* bias = field(doc, "attention_bias");
       bias && bias->type == Value::Type::boolean && bias->boolean) {
-    errors.push_back(Diagnostic{bias->origin,
-                                "attention_bias = true (biases on q, k, v and o) is not supported"});
+    errors.push_back(Diagnostic{
+        bias->origin, "attention_bias = true (biases on q, k, v and o) is not supported"});
   }
-  if (const Value* name = field(doc, "_name_or_path"); name && name->type == Value::Type::string &&
-      !name->string.empty())
+  if (const Value* name = field(doc, "_name_or_path");
+      name && name->type == Value::Type::string && !name->string.empty())
     set(out, "name", *name, name->origin, errors);
   return out;
 }

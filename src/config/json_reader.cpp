@@ -67,8 +67,8 @@ Value parse_json(const std::string& text, const std::string& path) {
       const nlohmann::json again = nlohmann::json::parse(text);
       static_cast<void>(again);
     } catch (const nlohmann::json::parse_error& e) {
-      throw ConfigError({Diagnostic{Origin{path, 0, 0, "hf_config"},
-                                    std::string("invalid JSON: ") + e.what()}});
+      throw ConfigError(
+          {Diagnostic{Origin{path, 0, 0, "hf_config"}, std::string("invalid JSON: ") + e.what()}});
     }
   }
   if (!j.is_object()) {

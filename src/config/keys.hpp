@@ -12,8 +12,8 @@
 namespace trainledger::config {
 
 enum class KeyType {
-  integer,      // TOML integer
-  number,       // TOML integer or float
+  integer,  // TOML integer
+  number,   // TOML integer or float
   boolean,
   choice,       // one of `choices`
   text,         // free text (names, paths)
@@ -46,6 +46,7 @@ const KeySpec* find_key(std::string_view section, std::string_view name);
 std::string type_description(const KeySpec& k);
 
 // The closest candidate within a small edit distance, for "did you mean" hints.
-std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates);
+std::optional<std::string> closest(std::string_view word,
+                                   const std::vector<std::string>& candidates);
 
 }  // namespace trainledger::config

@@ -122,11 +122,12 @@ std::string keys_markdown() {
     }
     std::string type = type_description(k);
     if (k.type == KeyType::integer || k.type == KeyType::number || k.type == KeyType::count) {
-      if (k.max > 0) type += fmt::format(", {} to {}", k.min, k.max);
-      else if (k.min > 0) type += fmt::format(", at least {}", k.min);
+      if (k.max > 0)
+        type += fmt::format(", {} to {}", k.min, k.max);
+      else if (k.min > 0)
+        type += fmt::format(", at least {}", k.min);
     }
-    if (k.type == KeyType::quantity)
-      type += fmt::format(" ({})", accepted_units(k.quantity));
+    if (k.type == KeyType::quantity) type += fmt::format(" ({})", accepted_units(k.quantity));
     std::string def = k.default_text.empty() ? "—" : "`" + std::string(k.default_text) + "`";
     std::string doc(k.doc);
     std::string escaped;

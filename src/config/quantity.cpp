@@ -21,37 +21,50 @@ struct UnitScale {
 };
 
 // Decimal prefixes are powers of 1000, binary ones powers of 1024; B is a byte and b a bit.
-constexpr std::array k_bytes = {
-    UnitScale{"B", 1},          UnitScale{"kB", 1, 3},       UnitScale{"KB", 1, 3},
-    UnitScale{"MB", 1, 6},       UnitScale{"GB", 1, 9},       UnitScale{"TB", 1, 12},
-    UnitScale{"PB", 1, 15},      UnitScale{"KiB", 1024.0},   UnitScale{"MiB", 1048576.0},
-    UnitScale{"GiB", 1073741824.0}, UnitScale{"TiB", 1099511627776.0},
-    UnitScale{"PiB", 1125899906842624.0}};
+constexpr std::array k_bytes = {UnitScale{"B", 1},
+                                UnitScale{"kB", 1, 3},
+                                UnitScale{"KB", 1, 3},
+                                UnitScale{"MB", 1, 6},
+                                UnitScale{"GB", 1, 9},
+                                UnitScale{"TB", 1, 12},
+                                UnitScale{"PB", 1, 15},
+                                UnitScale{"KiB", 1024.0},
+                                UnitScale{"MiB", 1048576.0},
+                                UnitScale{"GiB", 1073741824.0},
+                                UnitScale{"TiB", 1099511627776.0},
+                                UnitScale{"PiB", 1125899906842624.0}};
 
-constexpr std::array k_bandwidth = {
-    UnitScale{"B/s", 1},        UnitScale{"kB/s", 1, 3},     UnitScale{"MB/s", 1, 6},
-    UnitScale{"GB/s", 1, 9},     UnitScale{"TB/s", 1, 12},    UnitScale{"KiB/s", 1024.0},
-    UnitScale{"MiB/s", 1048576.0}, UnitScale{"GiB/s", 1073741824.0},
-    UnitScale{"TiB/s", 1099511627776.0}, UnitScale{"Mb/s", 0.125, 6},
-    UnitScale{"Gb/s", 0.125, 9}, UnitScale{"Tb/s", 0.125, 12},
-    UnitScale{"Mbit/s", 0.125, 6}, UnitScale{"Gbit/s", 0.125, 9}, UnitScale{"Tbit/s", 0.125, 12}};
+constexpr std::array k_bandwidth = {UnitScale{"B/s", 1},
+                                    UnitScale{"kB/s", 1, 3},
+                                    UnitScale{"MB/s", 1, 6},
+                                    UnitScale{"GB/s", 1, 9},
+                                    UnitScale{"TB/s", 1, 12},
+                                    UnitScale{"KiB/s", 1024.0},
+                                    UnitScale{"MiB/s", 1048576.0},
+                                    UnitScale{"GiB/s", 1073741824.0},
+                                    UnitScale{"TiB/s", 1099511627776.0},
+                                    UnitScale{"Mb/s", 0.125, 6},
+                                    UnitScale{"Gb/s", 0.125, 9},
+                                    UnitScale{"Tb/s", 0.125, 12},
+                                    UnitScale{"Mbit/s", 0.125, 6},
+                                    UnitScale{"Gbit/s", 0.125, 9},
+                                    UnitScale{"Tbit/s", 0.125, 12}};
 
 constexpr std::array k_duration = {
     UnitScale{"ns", 1, -9}, UnitScale{"us", 1, -6}, UnitScale{"µs", 1, -6}, UnitScale{"ms", 1, -3},
-    UnitScale{"s", 1},     UnitScale{"min", 60},  UnitScale{"h", 3600},  UnitScale{"d", 86400}};
+    UnitScale{"s", 1},      UnitScale{"min", 60},   UnitScale{"h", 3600},   UnitScale{"d", 86400}};
 
 // Failure rates per GPU: stored per hour.
-constexpr std::array k_rate = {UnitScale{"/h", 1}, UnitScale{"/hour", 1},
-                               UnitScale{"/d", 1.0 / 24}, UnitScale{"/day", 1.0 / 24},
-                               UnitScale{"/year", 1.0 / 8760}};
+constexpr std::array k_rate = {UnitScale{"/h", 1}, UnitScale{"/hour", 1}, UnitScale{"/d", 1.0 / 24},
+                               UnitScale{"/day", 1.0 / 24}, UnitScale{"/year", 1.0 / 8760}};
 
-constexpr std::array k_flops = {
-    UnitScale{"FLOP/s", 1},     UnitScale{"GFLOP/s", 1, 9},  UnitScale{"TFLOP/s", 1, 12},
-    UnitScale{"PFLOP/s", 1, 15}, UnitScale{"GFLOPS", 1, 9},   UnitScale{"TFLOPS", 1, 12},
-    UnitScale{"PFLOPS", 1, 15}};
+constexpr std::array k_flops = {UnitScale{"FLOP/s", 1},      UnitScale{"GFLOP/s", 1, 9},
+                                UnitScale{"TFLOP/s", 1, 12}, UnitScale{"PFLOP/s", 1, 15},
+                                UnitScale{"GFLOPS", 1, 9},   UnitScale{"TFLOPS", 1, 12},
+                                UnitScale{"PFLOPS", 1, 15}};
 
 // Counts (parameters, tokens): a bare number or K, M, B (billion), T.
-constexpr std::array k_count = {UnitScale{"", 1},    UnitScale{"K", 1, 3}, UnitScale{"M", 1, 6},
+constexpr std::array k_count = {UnitScale{"", 1}, UnitScale{"K", 1, 3}, UnitScale{"M", 1, 6},
                                 UnitScale{"B", 1, 9}, UnitScale{"T", 1, 12}};
 
 template <std::size_t N>
@@ -153,8 +166,8 @@ QuantityResult parse_quantity(std::string_view text, QuantityKind kind) {
   const std::string_view unit = trim(std::string_view(ptr, static_cast<std::size_t>(end - ptr)));
   if (unit.empty() && kind != QuantityKind::count) {
     return {std::nullopt, "\"" + std::string(text) + "\" has no unit; write it with one, e.g. " +
-                              std::string(example_quantity(kind)) + " (units: " +
-                              std::string(accepted_units(kind)) + ")"};
+                              std::string(example_quantity(kind)) +
+                              " (units: " + std::string(accepted_units(kind)) + ")"};
   }
   const std::optional<UnitScale> scale = scale_for(kind, unit);
   if (!scale) {

@@ -60,8 +60,8 @@ void read_sections(const Value& doc, SettingMap& out, std::map<std::string, Orig
       continue;
     }
     if (table.type != Value::Type::table) {
-      errors.push_back(Diagnostic{where, fmt::format("{} must be a section ([{}]), got {}",
-                                                     section, section, table.type_name())});
+      errors.push_back(Diagnostic{where, fmt::format("{} must be a section ([{}]), got {}", section,
+                                                     section, table.type_name())});
       continue;
     }
     sections[section] = where;
@@ -76,8 +76,7 @@ void apply_set(const std::string& arg, SettingMap& out, std::vector<Diagnostic>&
   const std::size_t eq = arg.find('=');
   const std::size_t dot = arg.find('.');
   if (eq == std::string::npos || dot == std::string::npos || dot > eq) {
-    errors.push_back(
-        Diagnostic{origin, "expected section.key=value, e.g. --set parallel.tp=8"});
+    errors.push_back(Diagnostic{origin, "expected section.key=value, e.g. --set parallel.tp=8"});
     return;
   }
   const std::string section = arg.substr(0, dot);
@@ -113,9 +112,7 @@ std::string preset_path(const std::string& folder, const std::string& name) {
   return "configs/" + folder + "/" + name + ".toml";
 }
 
-std::string stem_of(const std::string& path) {
-  return std::filesystem::path(path).stem().string();
-}
+std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 SettingMap load_named_preset(const Setting& asked, const std::string& folder,
                              const std::string& section, std::vector<Diagnostic>& errors) {
@@ -133,9 +130,9 @@ SettingMap load_named_preset(const Setting& asked, const std::string& folder,
         if (n.find(name) != std::string::npos) near += (near.empty() ? "\"" : "\", \"") + n;
       if (!near.empty()) hint = " (did you mean one of " + near + "\"?)";
     }
-    errors.push_back(Diagnostic{asked.origin,
-                                fmt::format("{}: unknown preset \"{}\"{}; `{}` lists them",
-                                            asked.spec->full_name(), name, hint, lister)});
+    errors.push_back(
+        Diagnostic{asked.origin, fmt::format("{}: unknown preset \"{}\"{}; `{}` lists them",
+                                             asked.spec->full_name(), name, hint, lister)});
     return {};
   }
   return read_preset(path, section, nullptr, errors);
@@ -176,15 +173,15 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
   auto model_preset = explicit_settings.find("model.preset");
   auto hf = explicit_settings.find("model.hf_config");
   if (model_preset != explicit_settings.end() && hf != explicit_settings.end()) {
-    errors.push_back(Diagnostic{hf->second.origin,
-                                "model: give model.preset or model.hf_config, not both"});
+    errors.push_back(
+        Diagnostic{hf->second.origin, "model: give model.preset or model.hf_config, not both"});
   } else if (model_preset != explicit_settings.end()) {
     overlay(preset, load_named_preset(model_preset->second, "models", "model", errors));
   } else if (hf != explicit_settings.end()) {
     std::filesystem::path p(std::get<std::string>(hf->second.value));
     if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-    overlay(preset, read_hf_config(p.lexically_normal().string(), hf->second.origin, errors,
-                                   r.warnings));
+    overlay(preset,
+            read_hf_config(p.lexically_normal().string(), hf->second.origin, errors, r.warnings));
   }
   auto gpu = explicit_settings.find("cluster.gpu");
   if (gpu != explicit_settings.end())

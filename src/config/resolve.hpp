@@ -12,9 +12,9 @@ namespace trainledger::config {
 using SettingMap = std::map<std::string, Setting>;  // "section.key" → setting
 
 struct Resolution {
-  SettingMap settings;                      // the winning value of every key that has one
-  std::map<std::string, Origin> sections;   // where each [section] header is
-  Origin plan_origin;                       // the plan as a whole (file:1:1)
+  SettingMap settings;                     // the winning value of every key that has one
+  std::map<std::string, Origin> sections;  // where each [section] header is
+  Origin plan_origin;                      // the plan as a whole (file:1:1)
   std::vector<std::string> warnings;
 };
 

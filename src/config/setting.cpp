@@ -58,8 +58,9 @@ class Converter {
   bool quantity(const Value& v, QuantityKind kind, double& out) {
     if (v.type != Value::Type::string) {
       if (v.type == Value::Type::integer || v.type == Value::Type::floating)
-        return fail(fmt::format("{} has no unit; write it as a string with one, e.g. {} (units: {})",
-                                v.to_text(), example_quantity(kind), accepted_units(kind)));
+        return fail(
+            fmt::format("{} has no unit; write it as a string with one, e.g. {} (units: {})",
+                        v.to_text(), example_quantity(kind), accepted_units(kind)));
       return wrong_type();
     }
     QuantityResult q = parse_quantity(v.string, kind);
@@ -77,9 +78,12 @@ class Converter {
         return true;
       case KeyType::number: {
         double x = 0;
-        if (m_v.type == Value::Type::integer) x = static_cast<double>(m_v.integer);
-        else if (m_v.type == Value::Type::floating) x = m_v.floating;
-        else return wrong_type();
+        if (m_v.type == Value::Type::integer)
+          x = static_cast<double>(m_v.integer);
+        else if (m_v.type == Value::Type::floating)
+          x = m_v.floating;
+        else
+          return wrong_type();
         if (!in_range(x, m_v.to_text())) return false;
         s.value = x;
         return true;
@@ -106,8 +110,10 @@ class Converter {
       }
       case KeyType::count: {
         double x = 0;
-        if (m_v.type == Value::Type::integer) x = static_cast<double>(m_v.integer);
-        else if (m_v.type == Value::Type::floating) x = m_v.floating;
+        if (m_v.type == Value::Type::integer)
+          x = static_cast<double>(m_v.integer);
+        else if (m_v.type == Value::Type::floating)
+          x = m_v.floating;
         else if (m_v.type == Value::Type::string) {
           QuantityResult q = parse_quantity(m_v.string, QuantityKind::count);
           if (!q.value) return fail(q.error);

@@ -13,8 +13,8 @@ void check_tp(const Reader& in, const PlanInput& p) {
   const int tp = p.parallel.tp;
   if (m.count_only || tp == 1) return;
   if (m.heads % tp != 0)
-    in.error("parallel.tp", fmt::format("parallel.tp ({}) must divide model.heads ({})", tp,
-                                        m.heads));
+    in.error("parallel.tp",
+             fmt::format("parallel.tp ({}) must divide model.heads ({})", tp, m.heads));
   if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)
     in.error("parallel.tp",
              fmt::format("parallel.tp ({}) must divide model.kv_heads ({}), or be a multiple of "
@@ -22,8 +22,8 @@ void check_tp(const Reader& in, const PlanInput& p) {
                          tp, m.kv_heads));
   const int ffn = is_moe(m) ? m.expert_ffn : m.ffn;
   if (ffn % tp != 0)
-    in.error("parallel.tp", fmt::format("parallel.tp ({}) must divide the MLP width ({})", tp,
-                                        ffn));
+    in.error("parallel.tp",
+             fmt::format("parallel.tp ({}) must divide the MLP width ({})", tp, ffn));
 }
 
 void check_pp(const Reader& in, const PlanInput& p) {
@@ -43,18 +43,17 @@ void check_pp(const Reader& in, const PlanInput& p) {
     }
     const long sum = std::accumulate(par.stage_layers.begin(), par.stage_layers.end(), 0L);
     if (sum != m.layers)
-      in.error("parallel.stage_layers",
-               fmt::format("parallel.stage_layers sums to {} but model.layers is {}", sum,
-                           m.layers));
+      in.error(
+          "parallel.stage_layers",
+          fmt::format("parallel.stage_layers sums to {} but model.layers is {}", sum, m.layers));
   } else if (!m.count_only && m.layers % par.pp != 0) {
-    in.error("parallel.pp",
-             fmt::format("parallel.pp ({}) must divide model.layers ({}), or give "
-                         "parallel.stage_layers for an uneven split",
-                         par.pp, m.layers));
+    in.error("parallel.pp", fmt::format("parallel.pp ({}) must divide model.layers ({}), or give "
+                                        "parallel.stage_layers for an uneven split",
+                                        par.pp, m.layers));
   }
   if (par.pp > 1 && !m.count_only && par.pp > m.layers)
-    in.error("parallel.pp", fmt::format("parallel.pp ({}) exceeds model.layers ({})", par.pp,
-                                        m.layers));
+    in.error("parallel.pp",
+             fmt::format("parallel.pp ({}) exceeds model.layers ({})", par.pp, m.layers));
   if (par.schedule == Schedule::interleaved) {
     if (par.virtual_stages < 2)
       in.error("parallel.virtual_stages",
@@ -119,16 +118,16 @@ void check_experts(const Reader& in, const PlanInput& p) {
   const ModelSpec& m = p.model;
   if (par.ep == 1) return;
   if (!is_moe(m)) {
-    in.error("parallel.ep", fmt::format("parallel.ep ({}) needs a MoE model (model.experts > 0)",
-                                        par.ep));
+    in.error("parallel.ep",
+             fmt::format("parallel.ep ({}) needs a MoE model (model.experts > 0)", par.ep));
     return;
   }
   if (m.experts % par.ep != 0)
-    in.error("parallel.ep", fmt::format("parallel.ep ({}) must divide model.experts ({})", par.ep,
-                                        m.experts));
+    in.error("parallel.ep",
+             fmt::format("parallel.ep ({}) must divide model.experts ({})", par.ep, m.experts));
   if ((par.dp * par.cp) % par.ep != 0)
-    in.error("parallel.ep", fmt::format("parallel.ep ({}) must divide dp × cp = {}", par.ep,
-                                        par.dp * par.cp));
+    in.error("parallel.ep",
+             fmt::format("parallel.ep ({}) must divide dp × cp = {}", par.ep, par.dp * par.cp));
 }
 
 void check_training(const Reader& in, const PlanInput& p) {

@@ -19,9 +19,9 @@ struct Value {
   std::int64_t integer = 0;
   double floating = 0;
   std::string string;
-  std::vector<Value> items;                          // arrays
-  std::vector<Field> fields;                         // tables, in file order
-  std::vector<Origin> key_origins;                   // tables: where each key is written
+  std::vector<Value> items;         // arrays
+  std::vector<Field> fields;        // tables, in file order
+  std::vector<Origin> key_origins;  // tables: where each key is written
   Origin origin;
 
   std::string type_name() const;

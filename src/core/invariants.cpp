@@ -55,7 +55,8 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
     }
   }
   if (!plan.stages.empty()) {
-    if (plan.worst_stage != worst_stage) out.push_back("memory: worst_stage is not the largest peak");
+    if (plan.worst_stage != worst_stage)
+      out.push_back("memory: worst_stage is not the largest peak");
     if (plan.verdict.peak_bytes != worst) out.push_back("verdict: peak is not the worst stage's");
     if (plan.verdict.fits != (plan.verdict.peak_bytes <= plan.verdict.limit_bytes))
       out.push_back("verdict: fits disagrees with peak and limit");

@@ -4,22 +4,32 @@ namespace trainledger {
 
 std::string_view to_string(Optimizer o) {
   switch (o) {
-    case Optimizer::adamw: return "adamw";
-    case Optimizer::adamw_8bit: return "adamw-8bit";
-    case Optimizer::sgd: return "sgd";
-    case Optimizer::sgd_momentum: return "sgd-momentum";
-    case Optimizer::lion: return "lion";
-    case Optimizer::adafactor: return "adafactor";
+    case Optimizer::adamw:
+      return "adamw";
+    case Optimizer::adamw_8bit:
+      return "adamw-8bit";
+    case Optimizer::sgd:
+      return "sgd";
+    case Optimizer::sgd_momentum:
+      return "sgd-momentum";
+    case Optimizer::lion:
+      return "lion";
+    case Optimizer::adafactor:
+      return "adafactor";
   }
   return "?";
 }
 
 std::string_view to_string(Recompute r) {
   switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::op: return "op";
-    case Recompute::full: return "full";
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::op:
+      return "op";
+    case Recompute::full:
+      return "full";
   }
   return "?";
 }
@@ -28,19 +38,26 @@ std::string_view to_string(Attention a) { return a == Attention::flash ? "flash"
 
 std::string_view to_string(Finetune f) {
   switch (f) {
-    case Finetune::full: return "full";
-    case Finetune::lora: return "lora";
-    case Finetune::qlora: return "qlora";
+    case Finetune::full:
+      return "full";
+    case Finetune::lora:
+      return "lora";
+    case Finetune::qlora:
+      return "qlora";
   }
   return "?";
 }
 
 std::string_view to_string(Schedule s) {
   switch (s) {
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::interleaved: return "interleaved";
-    case Schedule::zb_h1: return "zb-h1";
+    case Schedule::one_f_one_b:
+      return "1f1b";
+    case Schedule::gpipe:
+      return "gpipe";
+    case Schedule::interleaved:
+      return "interleaved";
+    case Schedule::zb_h1:
+      return "zb-h1";
   }
   return "?";
 }
@@ -51,32 +68,46 @@ std::string_view to_string(GradSync g) {
 
 std::string_view to_string(Offload o) {
   switch (o) {
-    case Offload::none: return "none";
-    case Offload::optimizer: return "optimizer";
-    case Offload::optimizer_params: return "optimizer+params";
+    case Offload::none:
+      return "none";
+    case Offload::optimizer:
+      return "optimizer";
+    case Offload::optimizer_params:
+      return "optimizer+params";
   }
   return "?";
 }
 
 std::string_view to_string(LoraTarget t) {
   switch (t) {
-    case LoraTarget::q: return "q_proj";
-    case LoraTarget::k: return "k_proj";
-    case LoraTarget::v: return "v_proj";
-    case LoraTarget::o: return "o_proj";
-    case LoraTarget::gate: return "gate_proj";
-    case LoraTarget::up: return "up_proj";
-    case LoraTarget::down: return "down_proj";
+    case LoraTarget::q:
+      return "q_proj";
+    case LoraTarget::k:
+      return "k_proj";
+    case LoraTarget::v:
+      return "v_proj";
+    case LoraTarget::o:
+      return "o_proj";
+    case LoraTarget::gate:
+      return "gate_proj";
+    case LoraTarget::up:
+      return "up_proj";
+    case LoraTarget::down:
+      return "down_proj";
   }
   return "?";
 }
 
 std::string_view to_string(FfnAct a) {
   switch (a) {
-    case FfnAct::swiglu: return "swiglu";
-    case FfnAct::geglu: return "geglu";
-    case FfnAct::gelu: return "gelu";
-    case FfnAct::relu: return "relu";
+    case FfnAct::swiglu:
+      return "swiglu";
+    case FfnAct::geglu:
+      return "geglu";
+    case FfnAct::gelu:
+      return "gelu";
+    case FfnAct::relu:
+      return "relu";
   }
   return "?";
 }
@@ -85,9 +116,12 @@ std::string_view to_string(NormKind n) { return n == NormKind::rmsnorm ? "rmsnor
 
 std::string_view to_string(BiasKind b) {
   switch (b) {
-    case BiasKind::none: return "none";
-    case BiasKind::qkv: return "qkv";
-    case BiasKind::all: return "all";
+    case BiasKind::none:
+      return "none";
+    case BiasKind::qkv:
+      return "qkv";
+    case BiasKind::all:
+      return "all";
   }
   return "?";
 }

@@ -43,6 +43,10 @@ void add_warnings(const PlanInput& in, PlanResult& r) {
         "activations, logits and FLOPs need an architecture (layers, hidden, heads, ...), and "
         "the count is spread evenly over tp x pp");
   }
+  r.warnings.push_back(
+      "memory: the ledger holds the persistent training state only (weights, gradients, "
+      "optimizer state, master copy); activations, logits, temporaries and fixed overheads are "
+      "not included yet, so the verdict is a lower bound");
   if (in.parallel.sequence_parallel && in.parallel.tp == 1) {
     r.warnings.push_back("parallel: sequence_parallel has no effect with tp = 1");
   }

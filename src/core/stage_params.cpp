@@ -98,8 +98,8 @@ StageParams stage_params(const PlanInput& in, int layers, bool first, bool last)
   s.expert = layers * layer_expert;
   s.matrix = layers * (q_o / tp + lp.kv_matrix * kv_scale + lp.mlp_matrix / tp + layer_expert);
 
-  double vectors = layers * (lp.col_bias / tp + lp.kv_bias * kv_scale + lp.row_bias + lp.router +
-                             lp.norm);
+  double vectors =
+      layers * (lp.col_bias / tp + lp.kv_bias * kv_scale + lp.row_bias + lp.router + lp.norm);
   double factored = 0;
   for (const MatrixShape& ms : layer_matrices(m, tp, ep)) factored += ms.rows + ms.cols;
   factored *= layers;

@@ -76,7 +76,8 @@ void add_params(const Context& c, const StageParams& sp, std::vector<LineItem>& 
   if (t.finetune == Finetune::full) {
     Expr e = bytes_per_param(pb, "") * held(c.all, "params", "params", sharded, c.shards);
     const DType stored = t.precision == DType::fp8 ? DType::bf16 : t.precision;
-    out.push_back(make_item("params", "weights (" + dtype_label(stored) + ")" + zero_note(c.zero, 3),
+    out.push_back(make_item("params",
+                            "weights (" + dtype_label(stored) + ")" + zero_note(c.zero, 3),
                             Unit::bytes, e, k_src_zero));
     return;
   }
@@ -85,10 +86,11 @@ void add_params(const Context& c, const StageParams& sp, std::vector<LineItem>& 
   const double quantized = qlora ? sp.matrix : 0;
   Holding base = c.all;
   if (qlora) base = Holding{c.all.dense + c.all.expert - quantized, 0};
-  Expr e = bytes_per_param(pb, "") * held(base, "frozen_params", "frozen params", sharded, c.shards);
+  Expr e =
+      bytes_per_param(pb, "") * held(base, "frozen_params", "frozen params", sharded, c.shards);
   Holding adapters{sp.adapters, 0};
-  e = e + bytes_per_param(pb, "") * held(adapters, "adapter_params", "adapter params", sharded,
-                                         c.shards);
+  e = e + bytes_per_param(pb, "") *
+              held(adapters, "adapter_params", "adapter params", sharded, c.shards);
   const std::string label =
       qlora ? "16-bit weights (embeddings, head, norms) + adapters" : "frozen base + adapters";
   out.push_back(make_item("params", label + zero_note(c.zero, 3), Unit::bytes, e, k_src_lora));
@@ -97,13 +99,14 @@ void add_params(const Context& c, const StageParams& sp, std::vector<LineItem>& 
   Holding q{quantized, 0};
   Expr nf4 = Expr::term("bytes_per_param", 0.5, "B/param (4-bit)") *
              held(q, "quantized_params", "NF4 params", sharded, c.shards);
-  out.push_back(make_item("params.nf4", "NF4 base weights (layer matrices)", Unit::bytes, nf4,
-                          k_src_qlora));
-  Expr consts = t.double_quant
-                    ? (Expr::term("absmax_bytes", 1, "B") / Expr::term("block", 64, "params/block") +
-                       Expr::term("outer_bytes", 4, "B") /
-                           Expr::term("outer_block", 64 * 256, "params/outer block"))
-                    : Expr::term("absmax_bytes", 4, "B") / Expr::term("block", 64, "params/block");
+  out.push_back(
+      make_item("params.nf4", "NF4 base weights (layer matrices)", Unit::bytes, nf4, k_src_qlora));
+  Expr consts =
+      t.double_quant
+          ? (Expr::term("absmax_bytes", 1, "B") / Expr::term("block", 64, "params/block") +
+             Expr::term("outer_bytes", 4, "B") /
+                 Expr::term("outer_block", 64 * 256, "params/outer block"))
+          : Expr::term("absmax_bytes", 4, "B") / Expr::term("block", 64, "params/block");
   Expr ce = consts * held(q, "quantized_params", "NF4 params", sharded, c.shards);
   out.push_back(make_item("params.nf4_constants",
                           t.double_quant ? "NF4 block constants (double-quantized)"
@@ -115,8 +118,8 @@ void add_grads(const Context& c, std::vector<LineItem>& out) {
   const TrainingSpec& t = c.in.training;
   Expr e = bytes_per_param(dtype_bytes(t.grad_dtype), "") *
            held(c.trainable, "trainable_params", "trainable params", c.zero >= 2, c.shards);
-  out.push_back(make_item("grads", "gradients (" + dtype_label(t.grad_dtype) + ")" +
-                                       zero_note(c.zero, 2),
+  out.push_back(make_item("grads",
+                          "gradients (" + dtype_label(t.grad_dtype) + ")" + zero_note(c.zero, 2),
                           Unit::bytes, e, k_src_zero));
 }
 
@@ -155,10 +158,10 @@ void add_optimizer(const Context& c, const StageParams& sp, std::vector<LineItem
       return;
     case Optimizer::adafactor: {
       // Factored state of the trainable share of the stage's matrices.
-      const double share = c.all.dense + c.all.expert > 0
-                               ? (c.trainable.dense + c.trainable.expert) /
-                                     (c.all.dense + c.all.expert)
-                               : 0;
+      const double share =
+          c.all.dense + c.all.expert > 0
+              ? (c.trainable.dense + c.trainable.expert) / (c.all.dense + c.all.expert)
+              : 0;
       Expr n = Expr::term("factored_elements", sp.adafactor * share,
                           "elements (rows + cols per matrix)");
       if (sharded && c.shards.dense > 1)
@@ -186,8 +189,8 @@ void add_master(const Context& c, std::vector<LineItem>& out) {
 void add_fp8_copies(const Context& c, const StageParams& sp, std::vector<LineItem>& out) {
   if (c.in.training.precision != DType::fp8 || c.zero >= 3) return;
   Expr e = bytes_per_param(1, "(fp8)") * Expr::term("matrix_params", sp.matrix, "GEMM weights");
-  out.push_back(make_item("params.fp8", "FP8 copies of the GEMM weights", Unit::bytes, e,
-                          k_src_fp8, Kind::assumed));
+  out.push_back(make_item("params.fp8", "FP8 copies of the GEMM weights", Unit::bytes, e, k_src_fp8,
+                          Kind::assumed));
 }
 
 }  // namespace

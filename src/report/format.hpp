@@ -8,12 +8,12 @@
 
 namespace trainledger::report {
 
-std::string memory_unit_name(MemUnits u);                 // "GiB" or "GB"
-std::string format_memory(double bytes, MemUnits u);       // "14.96" (no unit)
-std::string memory_with_unit(double bytes, MemUnits u);    // "14.96 GiB"
-std::string format_count(double n);                        // "70.55 B", "4.19 M"
-std::string format_percent(double fraction);               // "23.4 %"
-std::string format_duration(double seconds);               // "56 s", "67.5 min", "40.7 h"
+std::string memory_unit_name(MemUnits u);                         // "GiB" or "GB"
+std::string format_memory(double bytes, MemUnits u);              // "14.96" (no unit)
+std::string memory_with_unit(double bytes, MemUnits u);           // "14.96 GiB"
+std::string format_count(double n);                               // "70.55 B", "4.19 M"
+std::string format_percent(double fraction);                      // "23.4 %"
+std::string format_duration(double seconds);                      // "56 s", "67.5 min", "40.7 h"
 std::string format_item_value(const LineItem& item, MemUnits u);  // by the item's unit
 
 }  // namespace trainledger::report

@@ -35,8 +35,8 @@ MemoryView memory_view(const PlanResult& plan) {
         continue;
       }
     }
-    v.columns.push_back(StageColumn{{st.stage}, fmt::format("stage {}", st.stage), st.role,
-                                    st.stage});
+    v.columns.push_back(
+        StageColumn{{st.stage}, fmt::format("stage {}", st.stage), st.role, st.stage});
   }
   for (std::size_t c = 0; c < v.columns.size(); ++c) {
     const StageMemory& st = plan.stages[v.columns[c].representative];
@@ -58,10 +58,10 @@ MemoryView memory_view(const PlanResult& plan) {
 std::string plan_title(const PlanResult& plan) {
   const PlanInput& in = plan.input;
   const ParallelSpec& p = in.parallel;
-  std::string s = fmt::format("{} · {} × {}", in.model.name, plan.derived.world_size,
-                              in.cluster.gpu.name);
-  if (in.cluster.nodes > 1) s += fmt::format(" ({} nodes × {})", in.cluster.nodes,
-                                             in.cluster.gpus_per_node);
+  std::string s =
+      fmt::format("{} · {} × {}", in.model.name, plan.derived.world_size, in.cluster.gpu.name);
+  if (in.cluster.nodes > 1)
+    s += fmt::format(" ({} nodes × {})", in.cluster.nodes, in.cluster.gpus_per_node);
   s += fmt::format(" · tp {} · pp {} · dp {}", p.tp, p.pp, p.dp);
   if (p.cp > 1) s += fmt::format(" · cp {}", p.cp);
   if (p.ep > 1) s += fmt::format(" · ep {}", p.ep);

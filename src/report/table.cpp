@@ -55,8 +55,8 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
   out += pad_right("total", w.id + 2 + w.label);
   for (const StageColumn& c : v.columns)
     out += pad_left(format_memory(plan.stages[c.representative].peak_bytes, u), w.column);
-  out += "\n" + pad_right("capacity " + memory_with_unit(plan.verdict.limit_bytes, u),
-                          w.id + 2 + w.label);
+  out += "\n" +
+         pad_right("capacity " + memory_with_unit(plan.verdict.limit_bytes, u), w.id + 2 + w.label);
   for (const StageColumn& c : v.columns)
     out += pad_left(plan.stages[c.representative].fits ? "fits" : "OVER", w.column);
   return out + "\n";
@@ -67,10 +67,11 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
 std::string render_table(const PlanResult& plan, const config::LoadedPlan& loaded,
                          const Options& options) {
   const MemUnits u = options.units;
-  std::string out = fmt::format("trainledger {} · {}\n{}\n", version(), loaded.source,
-                                plan_title(plan));
+  std::string out =
+      fmt::format("trainledger {} · {}\n{}\n", version(), loaded.source, plan_title(plan));
   std::string facts;
-  for (const auto& [k, v] : derived_facts(plan)) facts += (facts.empty() ? "" : " · ") + k + " " + v;
+  for (const auto& [k, v] : derived_facts(plan))
+    facts += (facts.empty() ? "" : " · ") + k + " " + v;
   out += facts + "\n\n";
   out += memory_table(plan, memory_view(plan), u);
   out += "\nVerdict: " +
@@ -81,10 +82,9 @@ std::string render_table(const PlanResult& plan, const config::LoadedPlan& loade
   return out;
 }
 
-std::string render_explain(const LineItem& item, const std::string& where,
-                           const Options& options) {
-  std::string out = fmt::format("{} — {}{}\n", item.id, item.label,
-                                where.empty() ? "" : "   [" + where + "]");
+std::string render_explain(const LineItem& item, const std::string& where, const Options& options) {
+  std::string out =
+      fmt::format("{} — {}{}\n", item.id, item.label, where.empty() ? "" : "   [" + where + "]");
   std::string value = format_item_value(item, options.units);
   if (item.unit == Unit::bytes) value += fmt::format(" ({} bytes)", format_number(item.value));
   out += fmt::format("  value    {}\n", value);

@@ -58,7 +58,8 @@ TEST_CASE("out-of-range values: zero, negative, NaN, absurd", "[errors]") {
         Errors{"trainledger: error: test.toml:6:20: training.recompute_layers: 1.5 is out of "
                "range (at most 1)"});
   CHECK(load_errors("[model]\nlayers = 1000000\nhidden = 64\nheads = 4\nffn = 256\nvocab = "
-                    "100\n" + k_ok_cluster) ==
+                    "100\n" +
+                    k_ok_cluster) ==
         Errors{"trainledger: error: test.toml:2:10: model.layers: 1000000 is out of range (at "
                "most 100000)"});
   CHECK(load_errors("[model]\nparams = 1e30\n" + k_ok_cluster) ==
@@ -84,14 +85,15 @@ TEST_CASE("quantities need a known unit", "[errors]") {
 }
 
 TEST_CASE("cross-field rules point at the key that breaks them", "[errors]") {
-  CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\ntp = 3\npp = 1\ndp = 1\n"
-                                                "[training]\n") ==
-        Errors{
-            "trainledger: error: test.toml:6:6: parallel.tp (3) must divide model.heads (32)",
-            "trainledger: error: test.toml:6:6: parallel.tp (3) must divide model.kv_heads (32), "
-            "or be a multiple of it (kv heads replicated)",
-            "trainledger: error: test.toml:6:6: parallel.tp (3) must divide the MLP width "
-            "(11008)"});
+  CHECK(
+      load_errors(k_ok_model + k_ok_cluster +
+                  "[parallel]\ntp = 3\npp = 1\ndp = 1\n"
+                  "[training]\n") ==
+      Errors{"trainledger: error: test.toml:6:6: parallel.tp (3) must divide model.heads (32)",
+             "trainledger: error: test.toml:6:6: parallel.tp (3) must divide model.kv_heads (32), "
+             "or be a multiple of it (kv heads replicated)",
+             "trainledger: error: test.toml:6:6: parallel.tp (3) must divide the MLP width "
+             "(11008)"});
   // An explicit world that tp × pp × cp × dp does not fill.
   CHECK(load_errors(k_ok_model + k_ok_cluster + "nodes = 2\n[parallel]\ndp = 4\n") ==
         Errors{"trainledger: error: test.toml:7:6: parallel: tp × pp × cp × dp = 1 × 1 × 1 × 4 = "
@@ -123,7 +125,8 @@ TEST_CASE("model rules: missing fields, kv heads, count-only conflicts", "[error
         Errors{"trainledger: error: test.toml:1:2: model: missing heads, ffn, vocab (give them, "
                "or model.preset, model.hf_config or model.params)"});
   CHECK(load_errors("[model]\nlayers = 2\nhidden = 64\nheads = 4\nkv_heads = 3\nffn = 256\n"
-                    "vocab = 100\n" + k_ok_cluster) ==
+                    "vocab = 100\n" +
+                    k_ok_cluster) ==
         Errors{"trainledger: error: test.toml:5:12: model.kv_heads (3) must divide model.heads "
                "(4)"});
   CHECK(load_errors(k_ok_model + "params = 7e9\n" + k_ok_cluster) ==
@@ -147,8 +150,7 @@ TEST_CASE("training rules: LoRA, QLoRA, trainable counts", "[errors]") {
   CHECK(load_errors(k_ok_model + k_ok_cluster +
                     "[training]\nfinetune = \"qlora\"\nprecision = \"fp32\"\n") ==
         Errors{"trainledger: error: test.toml:7:13: QLoRA computes in bf16 or fp16, not fp32"});
-  CHECK(load_errors("[model]\nparams = 1e9\n[training]\ntrainable_params = 2e9\n" +
-                    k_ok_cluster) ==
+  CHECK(load_errors("[model]\nparams = 1e9\n[training]\ntrainable_params = 2e9\n" + k_ok_cluster) ==
         Errors{"trainledger: error: test.toml:4:20: training.trainable_params (2e+09) exceeds "
                "the model's parameters (1e+09)"});
   CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\nlora_targets = [\"q_prj\"]\n") ==

@@ -14,8 +14,8 @@ TEST_CASE("format_number prints integers with separators and others compactly", 
 }
 
 TEST_CASE("an expression's text is built from the same terms as its value", "[expr]") {
-  const Expr e = Expr::term("bytes_per_param", 4, "B/param") *
-                 Expr::term("params", 7e9, "params") / Expr::term("shard_ranks", 8, "shard ranks");
+  const Expr e = Expr::term("bytes_per_param", 4, "B/param") * Expr::term("params", 7e9, "params") /
+                 Expr::term("shard_ranks", 8, "shard ranks");
   CHECK(e.value() == 3.5e9);
   CHECK(e.text() == "4 B/param × 7,000,000,000 params / 8 shard ranks");
   REQUIRE(e.terms().size() == 3);

@@ -16,21 +16,21 @@ struct Published {
 
 // Exact counts, each as published (see configs/models/*.toml `summary` for the source).
 constexpr Published k_published[] = {
-    {"gpt3-175b", 174604259328},     // computed; the paper rounds to 175.0B
-    {"bloom-176b", 176247271424},    // BLOOM model card
-    {"llama-2-7b", 6738415616},      // PEFT "all params: 6,738,415,616"
-    {"llama-2-13b", 13015864320},    // public LlamaForCausalLM count
-    {"llama-2-70b", 68976648192},    // PEFT "all params: 68,976,648,192"
-    {"llama-3.1-8b", 8030261248},    // safetensors metadata
-    {"llama-3.1-70b", 70553706496},  // safetensors metadata
+    {"gpt3-175b", 174604259328},       // computed; the paper rounds to 175.0B
+    {"bloom-176b", 176247271424},      // BLOOM model card
+    {"llama-2-7b", 6738415616},        // PEFT "all params: 6,738,415,616"
+    {"llama-2-13b", 13015864320},      // public LlamaForCausalLM count
+    {"llama-2-70b", 68976648192},      // PEFT "all params: 68,976,648,192"
+    {"llama-3.1-8b", 8030261248},      // safetensors metadata
+    {"llama-3.1-70b", 70553706496},    // safetensors metadata
     {"llama-3.1-405b", 405853388800},  // HF API safetensors.total
-    {"mistral-7b", 7241732096},      // public load logs
-    {"qwen2.5-7b", 7615616512},      // safetensors metadata
-    {"qwen2.5-72b", 72706203648},    // safetensors metadata
-    {"mixtral-8x7b", 46702792704},   // model card 46.7B, independent recounts
-    {"gemma-2-9b", 9241705984},      // safetensors metadata
-    {"gpt2-xl", 1557611200},         // HF checkpoint load count
-    {"opt-1.3b", 1315758080},        // public load logs
+    {"mistral-7b", 7241732096},        // public load logs
+    {"qwen2.5-7b", 7615616512},        // safetensors metadata
+    {"qwen2.5-72b", 72706203648},      // safetensors metadata
+    {"mixtral-8x7b", 46702792704},     // model card 46.7B, independent recounts
+    {"gemma-2-9b", 9241705984},        // safetensors metadata
+    {"gpt2-xl", 1557611200},           // HF checkpoint load count
+    {"opt-1.3b", 1315758080},          // public load logs
 };
 
 }  // namespace
@@ -43,8 +43,7 @@ TEST_CASE("preset parameter counts equal the published exact counts", "[presets]
   }
 }
 
-TEST_CASE("every preset states its published count and it matches the derived one",
-          "[presets]") {
+TEST_CASE("every preset states its published count and it matches the derived one", "[presets]") {
   const auto presets = config::model_presets();
   REQUIRE(presets.size() >= 11);
   for (const config::PresetInfo& info : presets) {

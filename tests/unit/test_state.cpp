@@ -13,9 +13,9 @@ namespace {
 
 std::string count_only(double n, const std::string& training, const std::string& parallel,
                        int gpus) {
-  return "[model]\nparams = " + std::to_string(n) + "\n[training]\n" + training +
-         "\n[parallel]\n" + parallel + "\n[cluster]\ngpu_memory = \"1 TB\"\ngpus_per_node = " +
-         std::to_string(gpus) + "\n";
+  return "[model]\nparams = " + std::to_string(n) + "\n[training]\n" + training + "\n[parallel]\n" +
+         parallel + "\n[cluster]\ngpu_memory = \"1 TB\"\ngpus_per_node = " + std::to_string(gpus) +
+         "\n";
 }
 
 double total(const PlanResult& p, int stage = 0) { return p.stages.at(stage).peak_bytes; }
@@ -43,8 +43,7 @@ TEST_CASE("7B fp32 AdamW: also 112 GB, with no master copy", "[state][golden]") 
   CHECK(master->label.find("fp32 weights are the master") != std::string::npos);
 }
 
-TEST_CASE("7B with 8-bit Adam: 2+2+1+1+4 = 10 B/param = 70 GB (37.5 % saved)",
-          "[state][golden]") {
+TEST_CASE("7B with 8-bit Adam: 2+2+1+1+4 = 10 B/param = 70 GB (37.5 % saved)", "[state][golden]") {
   const PlanResult p = plan_text(count_only(7e9, "optimizer = \"adamw-8bit\"", "", 1));
   // 1 B per state plus one fp32 absmax per 256-element block (bitsandbytes).
   CHECK(item_value(p, "optimizer.m") == Approx(7e9 * (1 + 4.0 / 256)));
@@ -106,8 +105,8 @@ TEST_CASE("Megatron fp32 main_grad: 2+4+4+4+4 = 18 B/param", "[state][golden]") 
 }
 
 TEST_CASE("pure bf16 with bf16 Adam states and no master: 8 B/param", "[state]") {
-  const PlanResult p = plan_text(count_only(
-      1e9, "master_weights = false\noptimizer_dtype = \"bf16\"", "", 1));
+  const PlanResult p =
+      plan_text(count_only(1e9, "master_weights = false\noptimizer_dtype = \"bf16\"", "", 1));
   CHECK(item_value(p, "master") == 0);
   CHECK(item_value(p, "optimizer.m") == 2e9);
   CHECK(total(p) == 8e9);
@@ -122,9 +121,8 @@ TEST_CASE("1B total, 1e7 trainable: 2 GB + 1e7 × 14 B = 2.14 GB", "[state][gold
 
 TEST_CASE("HSDP: TP 2 × DP 8 with 2 replicas × 4 shards", "[state][golden][zero]") {
   // 16 processes; the TP shard's state is split over the 4-rank shard group.
-  const PlanResult p = plan_text(count_only(
-      8e9, "micro_batch = 2\nglobal_batch = 64",
-      "tp = 2\ndp = 8\nzero = 3\nzero_shard_size = 4", 8));
+  const PlanResult p = plan_text(count_only(8e9, "micro_batch = 2\nglobal_batch = 64",
+                                            "tp = 2\ndp = 8\nzero = 3\nzero_shard_size = 4", 8));
   CHECK(p.derived.world_size == 16);
   CHECK(p.derived.shard_group == 4);
   CHECK(p.derived.grad_accum == 4);  // micro 2 × DP 8 × accumulation 4 = 64
@@ -132,7 +130,8 @@ TEST_CASE("HSDP: TP 2 × DP 8 with 2 replicas × 4 shards", "[state][golden][zer
 }
 
 TEST_CASE("tensor parallelism splits matrices but replicates norms", "[state][tp]") {
-  const std::string base = "[model]\npreset = \"llama-2-7b\"\n[cluster]\ngpu = \"a100-sxm4-80gb\"\n";
+  const std::string base =
+      "[model]\npreset = \"llama-2-7b\"\n[cluster]\ngpu = \"a100-sxm4-80gb\"\n";
   const PlanResult one = plan_text(base, {"parallel.tp=1", "cluster.gpus_per_node=1"});
   const PlanResult two = plan_text(base, {"parallel.tp=2", "cluster.gpus_per_node=2"});
   const double p1 = item_value(one, "params") / 2;
@@ -159,14 +158,12 @@ TEST_CASE("pipeline stages hold the embedding first and the LM head last", "[sta
 
 TEST_CASE("tied embeddings: one tensor without pp, a copy on the last stage with pp",
           "[state][pp]") {
-  const std::string base =
-      "[model]\npreset = \"gpt2-xl\"\n[cluster]\ngpu = \"a100-sxm4-80gb\"\n";
+  const std::string base = "[model]\npreset = \"gpt2-xl\"\n[cluster]\ngpu = \"a100-sxm4-80gb\"\n";
   const PlanResult one = plan_text(base, {"cluster.gpus_per_node=1"});
   CHECK(item_value(one, "params") / 2 == 1557611200);
   const PlanResult two = plan_text(base, {"parallel.pp=2", "cluster.gpus_per_node=2"});
   const double emb = 50257.0 * 1600;
-  CHECK(item_value(two, "params", 0) / 2 + item_value(two, "params", 1) / 2 ==
-        1557611200 + emb);
+  CHECK(item_value(two, "params", 0) / 2 + item_value(two, "params", 1) / 2 == 1557611200 + emb);
 }
 
 TEST_CASE("uneven stage_layers follow the split", "[state][pp]") {

@@ -1,0 +1,114 @@
+// The command line: README example kept true, exit codes, nothing on stdout on errors.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "helpers.hpp"
+
+using trainledger::test::read_file;
+using trainledger::test::run_cli;
+using trainledger::test::source_path;
+
+namespace {
+
+// The text between "```text" after `marker` and the closing fence.
+std::string readme_block(const std::string& marker) {
+  const std::string readme = read_file(source_path("README.md"));
+  const std::size_t at = readme.find(marker);
+  REQUIRE(at != std::string::npos);
+  const std::size_t start = readme.find("```text\n", at);
+  REQUIRE(start != std::string::npos);
+  const std::size_t body = start + 8;
+  const std::size_t end = readme.find("```", body);
+  return readme.substr(body, end - body);
+}
+
+}  // namespace
+
+TEST_CASE("the README's first example is the program's real output", "[cli][readme]") {
+  const auto r = run_cli({"plan"});
+  REQUIRE(r.code == 0);
+  CHECK(readme_block("<!-- readme-example: trainledger plan -->") ==
+        "$ trainledger plan\n" + r.out);
+}
+
+TEST_CASE("invalid input exits 2 with the message on stderr and nothing on stdout",
+          "[cli][errors]") {
+  const auto bad_file = run_cli({"plan", source_path("tests/data/no-such-plan.toml")});
+  CHECK(bad_file.code == 2);
+  CHECK(bad_file.out.empty());
+  CHECK(bad_file.err.find("cannot read the plan file") != std::string::npos);
+
+  const auto bad_set = run_cli({"plan", "--set", "parallel.tp=0", "--format", "json"});
+  CHECK(bad_set.code == 2);
+  CHECK(bad_set.out.empty());
+  CHECK(bad_set.err ==
+        "trainledger: error: --set parallel.tp=0: parallel.tp: 0 must be at least 1\n");
+
+  const auto bad_flag = run_cli({"plan", "--frmat", "json"});
+  CHECK(bad_flag.code == 2);
+  CHECK(bad_flag.out.empty());
+
+  const auto bad_format = run_cli({"plan", "--format", "yaml"});
+  CHECK(bad_format.code == 2);
+
+  const auto no_command = run_cli({});
+  CHECK(no_command.code == 2);
+}
+
+TEST_CASE("--help documents the commands and exit codes; --version prints the version", "[cli]") {
+  const auto help = run_cli({"--help"});
+  CHECK(help.code == 0);
+  for (const char* word : {"plan", "explain", "models", "gpus", "keys", "Exit codes", "2 invalid"})
+    CHECK(help.out.find(word) != std::string::npos);
+  const auto plan_help = run_cli({"plan", "--help"});
+  CHECK(plan_help.code == 0);
+  CHECK(plan_help.out.find("--format") != std::string::npos);
+  CHECK(plan_help.out.find("--set") != std::string::npos);
+  const auto version = run_cli({"--version"});
+  CHECK(version.code == 0);
+  CHECK(version.out.rfind("trainledger 0.", 0) == 0);
+}
+
+TEST_CASE("explain prints one item's basis", "[cli]") {
+  const auto r = run_cli({"explain", "optimizer.m", "--stage", "1"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("optimizer.m — Adam first moment (fp32), ZeRO-1 sharded   [stage 1 (middle)]") ==
+        0);
+  CHECK(r.out.find("formula  4 B/param × ") != std::string::npos);
+  CHECK(r.out.find("source   Rajbhandari et al. 2020") != std::string::npos);
+  CHECK(r.out.find("kind     estimated") != std::string::npos);
+
+  const auto unknown = run_cli({"explain", "optimizer.x"});
+  CHECK(unknown.code == 2);
+  CHECK(unknown.out.empty());
+  CHECK(unknown.err.find("no item \"optimizer.x\" in this plan (items: params, grads, ") !=
+        std::string::npos);
+  const auto bad_stage = run_cli({"explain", "params", "--stage", "9"});
+  CHECK(bad_stage.code == 2);
+}
+
+TEST_CASE("models and gpus list the presets", "[cli]") {
+  const auto models = run_cli({"models"});
+  REQUIRE(models.code == 0);
+  for (const char* name : {"gpt3-175b", "bloom-176b", "llama-2-7b", "llama-2-13b", "llama-2-70b",
+                           "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "mistral-7b",
+                           "qwen2.5-7b", "qwen2.5-72b", "6,738,415,616"})
+    CHECK(models.out.find(name) != std::string::npos);
+  const auto gpus = run_cli({"gpus"});
+  REQUIRE(gpus.code == 0);
+  for (const char* name :
+       {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
+        "h100-nvl-94gb", "h200-sxm-141gb", "b200-180gb", "mi300x-192gb", "81559 MiB"})
+    CHECK(gpus.out.find(name) != std::string::npos);
+}
+
+TEST_CASE("plan --format json is valid JSON with the contract's keys", "[cli][json]") {
+  const auto r = run_cli({"plan", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "trainledger.plan/1");
+  for (const char* key : {"version", "inputs", "origins", "derived", "memory", "communication",
+                          "time", "reliability", "verdict", "warnings"})
+    CHECK(j.contains(key));
+}

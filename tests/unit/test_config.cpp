@@ -1,0 +1,194 @@
+// Plan loading: presets, --set precedence, origins, derived layout, Hugging Face config.json.
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "keys.hpp"
+#include "quantity.hpp"
+#include "trainledger/model.hpp"
+
+using namespace trainledger;
+using test::load_errors;
+using test::load_text;
+
+namespace {
+
+std::string origin_of(const config::LoadedPlan& p, const std::string& key) {
+  for (const config::ResolvedValue& r : p.resolved)
+    if (r.key == key) return r.origin.to_string();
+  return "(none)";
+}
+
+const std::string k_cluster = "[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+
+}  // namespace
+
+TEST_CASE("quantities parse with explicit units only", "[config][units]") {
+  using config::parse_quantity;
+  using config::QuantityKind;
+  CHECK(*parse_quantity("80 GiB", QuantityKind::bytes).value == 80.0 * 1024 * 1024 * 1024);
+  CHECK(*parse_quantity("80 GB", QuantityKind::bytes).value == 80e9);
+  CHECK(*parse_quantity("81559 MiB", QuantityKind::bytes).value == 85520809984.0);
+  CHECK(*parse_quantity("450 GB/s", QuantityKind::bandwidth).value == 450e9);
+  CHECK(*parse_quantity("400 Gb/s", QuantityKind::bandwidth).value == 50e9);  // bits
+  CHECK(*parse_quantity("8 us", QuantityKind::duration).value == 8e-6);
+  CHECK(*parse_quantity("5 min", QuantityKind::duration).value == 300);
+  CHECK(*parse_quantity("3e-6 /h", QuantityKind::rate).value == 3e-6);
+  CHECK(*parse_quantity("3e-6/h", QuantityKind::rate).value == 3e-6);
+  CHECK(*parse_quantity("989.4 TFLOP/s", QuantityKind::flops).value == 989.4e12);
+  CHECK(*parse_quantity("66.9 TFLOP/s", QuantityKind::flops).value == 66.9e12);  // exact
+  CHECK(*parse_quantity("15T", QuantityKind::count).value == 15e12);
+  CHECK(*parse_quantity("7e9", QuantityKind::count).value == 7e9);
+  CHECK(*parse_quantity("1.5e3 GB", QuantityKind::bytes).value == 1.5e12);
+  CHECK_FALSE(parse_quantity("80", QuantityKind::bytes).value);
+  CHECK_FALSE(parse_quantity("80 gib", QuantityKind::bytes).value);  // case matters: never guess
+  CHECK_FALSE(parse_quantity("80 GB", QuantityKind::bandwidth).value);
+  CHECK_FALSE(parse_quantity("GB", QuantityKind::bytes).value);
+  CHECK_FALSE(parse_quantity("1e400 GB", QuantityKind::bytes).value);
+  CHECK_FALSE(parse_quantity("", QuantityKind::count).value);
+}
+
+TEST_CASE("precedence: default < preset < plan file < --set, each with its origin", "[config]") {
+  const std::string plan =
+      "[model]\npreset = \"llama-2-7b\"\nlayers = 16\n" + k_cluster + "[parallel]\ntp = 2\n";
+  const config::LoadedPlan p = load_text(plan, {"parallel.tp=4"});
+  CHECK(p.input.model.layers == 16);
+  CHECK(origin_of(p, "model.layers") == "test.toml:3:10");
+  CHECK(p.input.model.hidden == 4096);
+  CHECK(origin_of(p, "model.hidden") == "configs/models/llama-2-7b.toml:6:10");
+  CHECK(p.input.parallel.tp == 4);
+  CHECK(origin_of(p, "parallel.tp") == "--set parallel.tp=4");
+  CHECK(origin_of(p, "training.optimizer") == "default");
+  CHECK(origin_of(p, "parallel.dp") == "derived");
+  CHECK(origin_of(p, "cluster.gpu_memory") == "configs/gpus/h100-sxm5-80gb.toml:4:14");
+}
+
+TEST_CASE("--set values are TOML, or strings when TOML cannot read them", "[config]") {
+  const config::LoadedPlan p =
+      load_text("[model]\nparams = 7e9\n",
+                {"cluster.gpu=a100-sxm4-80gb", "cluster.gpu_memory=40 GiB", "training.tokens=1T",
+                 "model.params=\"2B\"", "parallel.zero=\"fsdp\""});
+  CHECK(p.input.cluster.gpu.memory_bytes == 40LL * 1024 * 1024 * 1024);
+  CHECK(p.input.training.tokens == 1e12);
+  CHECK(p.input.model.params == 2e9);
+  CHECK(p.input.parallel.zero == 3);
+}
+
+TEST_CASE("dp and nodes are derived from each other", "[config]") {
+  SECTION("no dp: the world of the cluster") {
+    const auto p = load_text(
+        "[model]\npreset = \"llama-2-7b\"\n[parallel]\ntp = 2\n[cluster]\n"
+        "gpu = \"h100-sxm5-80gb\"\nnodes = 4\n");
+    CHECK(p.input.parallel.dp == 16);
+  }
+  SECTION("dp given, nodes derived") {
+    const auto p =
+        load_text("[model]\npreset = \"llama-2-7b\"\n[parallel]\ntp = 8\ndp = 4\n" + k_cluster);
+    CHECK(p.input.cluster.nodes == 4);
+  }
+  SECTION("fewer GPUs than a node") {
+    const auto p = load_text("[model]\nparams = 8e9\n[parallel]\ndp = 4\n" + k_cluster);
+    CHECK(p.input.cluster.nodes == 1);
+    CHECK(p.input.cluster.gpus_per_node == 4);
+  }
+  SECTION("global batch defaults to one micro-batch per rank") {
+    const auto p = load_text("[model]\nparams = 8e9\n[training]\nmicro_batch = 2\n" + k_cluster);
+    CHECK(p.input.training.global_batch == 16);
+  }
+}
+
+TEST_CASE("grad_dtype follows the precision unless given", "[config]") {
+  CHECK(load_text("[model]\nparams = 1e9\n[training]\nprecision = \"fp32\"\n" + k_cluster)
+            .input.training.grad_dtype == DType::fp32);
+  CHECK(load_text("[model]\nparams = 1e9\n[training]\nprecision = \"fp8\"\n" + k_cluster)
+            .input.training.grad_dtype == DType::bf16);
+  CHECK(load_text("[model]\nparams = 1e9\n[training]\ngrad_dtype = \"fp32\"\n" + k_cluster)
+            .input.training.grad_dtype == DType::fp32);
+}
+
+TEST_CASE("lora_targets all-linear expands to every matrix", "[config]") {
+  const auto p = load_text(
+      "[model]\npreset = \"llama-2-7b\"\n[training]\nfinetune = \"lora\"\n"
+      "lora_targets = [\"all-linear\", \"q_proj\"]\n" +
+      k_cluster);
+  CHECK(p.input.training.lora_targets.size() == 7);
+}
+
+TEST_CASE("every key-table choice names an enum value", "[config]") {
+  // The key table and the enum names are two lists; they must agree.
+  for (const config::KeySpec& k : config::key_table()) {
+    if (k.name == "precision" || k.name == "grad_dtype" || k.name == "optimizer_dtype") {
+      for (auto c : k.choices) CHECK(to_string(from_string(c, DType::int8)) == c);
+    }
+    if (k.name == "optimizer")
+      for (auto c : k.choices) CHECK(to_string(from_string(c, Optimizer::adamw)) == c);
+    if (k.name == "schedule")
+      for (auto c : k.choices) CHECK(to_string(from_string(c, Schedule::gpipe)) == c);
+    if (k.name == "recompute")
+      for (auto c : k.choices) CHECK(to_string(from_string(c, Recompute::none)) == c);
+    if (k.name == "offload")
+      for (auto c : k.choices) CHECK(to_string(from_string(c, Offload::none)) == c);
+    if (k.name == "ffn_act")
+      for (auto c : k.choices) CHECK(to_string(from_string(c, FfnAct::swiglu)) == c);
+  }
+}
+
+TEST_CASE("Hugging Face config.json files give the exact parameter counts", "[config][hf]") {
+  struct Case {
+    const char* file;
+    double params;  // exact published count
+  };
+  const Case cases[] = {
+      {"hf/llama-2-7b.json", 6738415616},     // PEFT "all params: 6,738,415,616"
+      {"hf/qwen2.5-7b.json", 7615616512},     // safetensors metadata
+      {"hf/mixtral-8x7b.json", 46702792704},  // model card 46.7B
+      {"hf/gpt2.json", 124439808},            // GPT-2 small, HF load count
+      {"hf/pythia-1.4b.json", 1414647808},    // Biderman et al. 2023, Table 1
+      {"hf/bloom-560m.json", 559214592},      // BLOOM-560m model card
+  };
+  for (const Case& c : cases) {
+    INFO(c.file);
+    const auto p = load_text("[model]\nhf_config = \"" + std::string(c.file) + "\"\n" + k_cluster);
+    CHECK(total_params(p.input.model) == c.params);
+  }
+  const auto llama = load_text("[model]\nhf_config = \"hf/llama-2-7b.json\"\n" + k_cluster);
+  CHECK(llama.input.model.name == "meta-llama/Llama-2-7b-hf");
+  std::string origin;
+  for (const auto& r : llama.resolved)
+    if (r.key == "model.hidden") origin = r.origin.to_string();
+  CHECK(origin.find("hf/llama-2-7b.json#/hidden_size") != std::string::npos);
+}
+
+TEST_CASE("config.json problems are named precisely", "[config][hf]") {
+  const auto unknown = load_errors("[model]\nhf_config = \"hf/unknown-arch.json\"\n" + k_cluster);
+  REQUIRE(unknown.size() == 1);
+  CHECK(unknown[0].find("unknown architecture (model_type \"falcon\"; supported: llama, mistral, "
+                        "qwen2, mixtral, gemma2, gpt2, gpt_neox, bloom): missing "
+                        "num_hidden_layers, intermediate_size") != std::string::npos);
+  const auto truncated = load_errors("[model]\nhf_config = \"hf/truncated.json\"\n" + k_cluster);
+  REQUIRE(truncated.size() == 1);
+  CHECK(truncated[0].find("invalid JSON") != std::string::npos);
+  const auto missing = load_errors("[model]\nhf_config = \"hf/nope.json\"\n" + k_cluster);
+  REQUIRE(missing.size() == 1);
+  CHECK(missing[0].find("test.toml:2:13: model.hf_config: cannot read") != std::string::npos);
+  const auto both =
+      load_errors("[model]\npreset = \"llama-2-7b\"\nhf_config = \"hf/gpt2.json\"\n" + k_cluster);
+  REQUIRE(both.size() == 1);
+  CHECK(both[0] ==
+        "trainledger: error: test.toml:3:13: model: give model.preset or "
+        "model.hf_config, not both");
+}
+
+TEST_CASE("the embedded default plan loads and every example plan is valid", "[config]") {
+  CHECK_NOTHROW(config::load_default_plan({}));
+  for (const char* plan : {"configs/plans/default.toml", "configs/plans/llama-2-7b-qlora.toml",
+                           "configs/plans/llama-3.1-8b-fsdp.toml"}) {
+    INFO(plan);
+    const auto p = config::load_plan_file(test::source_path(plan), {});
+    test::plan_checked(p.input);
+  }
+}
+
+TEST_CASE("docs/config.md lists the key table as generated", "[config][docs]") {
+  const std::string doc = test::read_file(test::source_path("docs/config.md"));
+  CHECK(doc.find(config::keys_markdown()) != std::string::npos);
+}
