@@ -56,7 +56,7 @@ TEST_CASE("invalid input exits 2 with the message on stderr and nothing on stdou
   CHECK(no_command.code == 2);
 }
 
-TEST_CASE("--help documents the commands and exit codes; --version prints the version", "[cli]") {
+TEST_CASE("help documents the commands and exit codes; --version prints the version", "[cli]") {
   const auto help = run_cli({"--help"});
   CHECK(help.code == 0);
   for (const char* word : {"plan", "explain", "models", "gpus", "keys", "Exit codes", "2 invalid"})

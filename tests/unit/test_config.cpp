@@ -62,7 +62,7 @@ TEST_CASE("precedence: default < preset < plan file < --set, each with its origi
   CHECK(origin_of(p, "cluster.gpu_memory") == "configs/gpus/h100-sxm5-80gb.toml:4:14");
 }
 
-TEST_CASE("--set values are TOML, or strings when TOML cannot read them", "[config]") {
+TEST_CASE("set overrides are TOML, or strings when TOML cannot read them", "[config]") {
   const config::LoadedPlan p =
       load_text("[model]\nparams = 7e9\n",
                 {"cluster.gpu=a100-sxm4-80gb", "cluster.gpu_memory=40 GiB", "training.tokens=1T",

@@ -168,7 +168,7 @@ TEST_CASE("TOML syntax errors are located", "[errors]") {
                "header: expected ']', saw '\\n'"});
 }
 
-TEST_CASE("--set errors name the override", "[errors]") {
+TEST_CASE("set override errors name the override", "[errors]") {
   CHECK(load_errors(k_ok_model + k_ok_cluster, {"parallel.tp=0"}) ==
         Errors{"trainledger: error: --set parallel.tp=0: parallel.tp: 0 must be at least 1"});
   CHECK(load_errors(k_ok_model + k_ok_cluster, {"tp=2"}) ==
