@@ -47,6 +47,12 @@ void add_warnings(const PlanInput& in, PlanResult& r) {
       "memory: the ledger holds the persistent training state only (weights, gradients, "
       "optimizer state, master copy); activations, logits, temporaries and fixed overheads are "
       "not included yet, so the verdict is a lower bound");
+  if (in.model.tied_embeddings && in.parallel.pp > 1) {
+    r.warnings.push_back(
+        "model: tied embeddings with pp > 1: the last stage keeps its own copy of the word "
+        "embedding for the LM head (as Megatron-LM does); it is counted in that stage's memory "
+        "and once in the parameter count");
+  }
   if (in.parallel.sequence_parallel && in.parallel.tp == 1) {
     r.warnings.push_back("parallel: sequence_parallel has no effect with tp = 1");
   }

@@ -140,6 +140,7 @@ TEST_CASE("Hugging Face config.json files give the exact parameter counts", "[co
   const Case cases[] = {
       {"hf/llama-2-7b.json", 6738415616},     // PEFT "all params: 6,738,415,616"
       {"hf/qwen2.5-7b.json", 7615616512},     // safetensors metadata
+      {"hf/mistral-7b.json", 7241732096},     // public load logs
       {"hf/mixtral-8x7b.json", 46702792704},  // model card 46.7B
       {"hf/gpt2.json", 124439808},            // GPT-2 small, HF load count
       {"hf/pythia-1.4b.json", 1414647808},    // Biderman et al. 2023, Table 1
