@@ -21,14 +21,33 @@ struct Derived {
   std::int64_t tokens_per_step = 0;
 };
 
+// The moments of a training step at which memory is counted.
+enum class Phase { init, forward, backward, optimizer, checkpoint };
+std::string_view to_string(Phase p);
+
+struct PhaseTotal {
+  Phase phase = Phase::init;
+  double bytes = 0;
+};
+
 struct StageMemory {
   int stage = 0;
   std::string role;  // "first", "middle", "last" or "only"
   int layers = 0;
-  std::vector<LineItem> items;
+  Phase peak_phase = Phase::backward;
+  std::vector<LineItem> items;     // the ledger at the peak phase
+  std::vector<PhaseTotal> phases;  // the total at every phase
   double peak_bytes = 0;
   double capacity_bytes = 0;
   bool fits = true;
+};
+
+// Host memory of one node (offload, checkpoint staging, data loaders, runtime).
+struct HostMemory {
+  std::vector<LineItem> items;
+  double peak_bytes = 0;
+  double capacity_bytes = 0;  // 0: not given
+  bool fits = true;           // true when the capacity is not given
 };
 
 struct Verdict {
@@ -37,6 +56,7 @@ struct Verdict {
   double limit_bytes = 0;
   double headroom = 0;  // share of the limit left free at the worst stage (negative: over)
   int worst_stage = 0;
+  Phase phase = Phase::backward;  // the phase of the worst stage's peak
 };
 
 struct PlanResult {
@@ -44,6 +64,7 @@ struct PlanResult {
   Derived derived;
   std::vector<StageMemory> stages;
   int worst_stage = 0;
+  HostMemory host;
   std::vector<LineItem> communication;
   std::vector<LineItem> time;
   std::vector<LineItem> reliability;

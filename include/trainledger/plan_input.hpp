@@ -19,6 +19,10 @@ enum class Finetune { full, lora, qlora };
 enum class Schedule { one_f_one_b, gpipe, interleaved, zb_h1 };
 enum class GradSync { every_micro_batch, last_micro_batch };
 enum class Offload { none, optimizer, optimizer_params };
+// How the loss is computed: PyTorch cross-entropy on an fp32 copy of the full logits, or a
+// chunked/fused linear + cross-entropy that never materializes them (Liger, torchtune).
+enum class Loss { standard, chunked };
+enum class CheckpointFormat { sharded, gathered };
 
 // LoRA target matrices, by their Hugging Face Llama names.
 enum class LoraTarget { q, k, v, o, gate, up, down };
@@ -42,6 +46,9 @@ struct TrainingSpec {
   bool double_quant = true;
   double trainable_params = 0;  // 0: every parameter trains (full fine-tune / pre-training)
   double tokens = 0;            // total training tokens, 0 when not given
+  Loss loss = Loss::standard;
+  int data_workers = 0;           // data-loader worker processes per GPU rank
+  double data_worker_memory = 0;  // host bytes per worker
 };
 
 struct ParallelSpec {
@@ -58,6 +65,8 @@ struct ParallelSpec {
   int virtual_stages = 1;
   std::vector<int> stage_layers;  // empty: layers / pp each
   Offload offload = Offload::none;
+  double bucket_size = 25.0 * 1024 * 1024;  // DDP / ZeRO-1/2 gradient bucket, bytes
+  bool gradient_as_bucket_view = false;     // PyTorch DDP: grads live in the buckets
 };
 
 // Peak dense FLOP/s per compute dtype; 0 where the GPU has no such mode.
@@ -80,6 +89,14 @@ struct ClusterSpec {
   double intra_node_latency = 0;    // s
   double inter_node_bandwidth = 0;
   double inter_node_latency = 0;
+  // Fixed overheads per GPU (kind "assumed" until calibration measures them).
+  double cuda_context = 0;         // bytes: driver context and loaded kernels
+  int nccl_channels = 16;          // channels per communicator
+  double nccl_buffer = 0;          // bytes per connection per channel (all protocols)
+  double cublas_workspace = 0;     // bytes
+  double fragmentation = 0.1;      // allocator reserve as a share of the dynamic memory
+  double host_memory = 0;          // bytes per node; 0: not given
+  double host_process_memory = 0;  // bytes of host memory per rank for the runtime
   int world_size() const { return nodes * gpus_per_node; }
 };
 
@@ -87,6 +104,7 @@ struct CheckpointSpec {
   double storage_bandwidth = 0;  // bytes/s, aggregate
   double restart_time = 0;       // s
   double gpu_failure_rate = 0;   // failures per GPU-hour
+  CheckpointFormat format = CheckpointFormat::sharded;
 };
 
 struct PlanInput {
@@ -113,6 +131,8 @@ std::string_view to_string(LoraTarget t);
 std::string_view to_string(FfnAct a);
 std::string_view to_string(NormKind n);
 std::string_view to_string(BiasKind b);
+std::string_view to_string(Loss l);
+std::string_view to_string(CheckpointFormat f);
 
 // Every value of each enum, for reverse lookups (overloads picked by a dummy argument).
 constexpr std::array<Optimizer, 6> all_values(Optimizer) {
@@ -149,6 +169,10 @@ constexpr std::array<NormKind, 2> all_values(NormKind) {
 }
 constexpr std::array<BiasKind, 3> all_values(BiasKind) {
   return {BiasKind::none, BiasKind::qkv, BiasKind::all};
+}
+constexpr std::array<Loss, 2> all_values(Loss) { return {Loss::standard, Loss::chunked}; }
+constexpr std::array<CheckpointFormat, 2> all_values(CheckpointFormat) {
+  return {CheckpointFormat::sharded, CheckpointFormat::gathered};
 }
 constexpr std::array<DType, 5> all_values(DType) {
   return {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8};

@@ -80,6 +80,9 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.double_quant = in.boolean("training.double_quant");
   t.trainable_params = in.number("training.trainable_params", 0);
   t.tokens = in.number("training.tokens", 0);
+  t.loss = from_string(in.text("training.loss"), Loss::standard);
+  t.data_workers = static_cast<int>(in.integer("training.data_workers"));
+  t.data_worker_memory = in.number("training.data_worker_memory");
   return t;
 }
 
@@ -99,6 +102,8 @@ ParallelSpec build_parallel(const Reader& in) {
   for (std::int64_t n : in.get<std::vector<std::int64_t>>("parallel.stage_layers"))
     p.stage_layers.push_back(static_cast<int>(n));
   p.offload = from_string(in.text("parallel.offload"), Offload::none);
+  p.bucket_size = in.number("parallel.bucket_size");
+  p.gradient_as_bucket_view = in.boolean("parallel.gradient_as_bucket_view");
   return p;
 }
 
@@ -153,6 +158,13 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.intra_node_latency = in.number("cluster.intra_node_latency");
   c.inter_node_bandwidth = in.number("cluster.inter_node_bandwidth", 0);
   c.inter_node_latency = in.number("cluster.inter_node_latency");
+  c.cuda_context = in.number("cluster.cuda_context");
+  c.nccl_channels = static_cast<int>(in.integer("cluster.nccl_channels"));
+  c.nccl_buffer = in.number("cluster.nccl_buffer");
+  c.cublas_workspace = in.number("cluster.cublas_workspace");
+  c.fragmentation = in.number("cluster.fragmentation");
+  c.host_memory = in.number("cluster.host_memory", 0);
+  c.host_process_memory = in.number("cluster.host_process_memory");
   return c;
 }
 
@@ -161,6 +173,7 @@ CheckpointSpec build_checkpoint(const Reader& in) {
   c.storage_bandwidth = in.number("checkpoint.storage_bandwidth");
   c.restart_time = in.number("checkpoint.restart_time");
   c.gpu_failure_rate = in.number("checkpoint.gpu_failure_rate");
+  c.format = from_string(in.text("checkpoint.format"), CheckpointFormat::sharded);
   return c;
 }
 

@@ -126,4 +126,10 @@ std::string_view to_string(BiasKind b) {
   return "?";
 }
 
+std::string_view to_string(Loss l) { return l == Loss::standard ? "standard" : "chunked"; }
+
+std::string_view to_string(CheckpointFormat f) {
+  return f == CheckpointFormat::sharded ? "sharded" : "gathered";
+}
+
 }  // namespace trainledger

@@ -3,8 +3,7 @@
 
 #include <algorithm>
 
-#include "stage_params.hpp"
-#include "state.hpp"
+#include "memory.hpp"
 
 namespace trainledger {
 
@@ -43,10 +42,6 @@ void add_warnings(const PlanInput& in, PlanResult& r) {
         "activations, logits and FLOPs need an architecture (layers, hidden, heads, ...), and "
         "the count is spread evenly over tp x pp");
   }
-  r.warnings.push_back(
-      "memory: the ledger holds the persistent training state only (weights, gradients, "
-      "optimizer state, master copy); activations, logits, temporaries and fixed overheads are "
-      "not included yet, so the verdict is a lower bound");
   if (in.model.tied_embeddings && in.parallel.pp > 1) {
     r.warnings.push_back(
         "model: tied embeddings with pp > 1: the last stage keeps its own copy of the word "
@@ -78,13 +73,9 @@ PlanResult compute_plan(const PlanInput& input) {
   const std::vector<int> layers = stage_layer_counts(input);
   const double capacity = static_cast<double>(input.cluster.gpu.memory_bytes);
   for (int s = 0; s < pp; ++s) {
-    StageMemory st;
-    st.stage = s;
+    const StagePlace place{s, layers[s], s == 0, s == pp - 1};
+    StageMemory st = stage_memory(input, r.derived, place);
     st.role = stage_role(s, pp);
-    st.layers = layers[s];
-    const StageParams sp = stage_params(input, st.layers, s == 0, s == pp - 1);
-    st.items = state_items(input, r.derived, sp);
-    st.peak_bytes = sum_values(st.items);
     st.capacity_bytes = capacity;
     st.fits = st.peak_bytes <= capacity;
     r.stages.push_back(std::move(st));
@@ -98,6 +89,10 @@ PlanResult compute_plan(const PlanInput& input) {
   r.verdict.fits = worst.peak_bytes <= capacity;
   r.verdict.headroom = capacity > 0 ? (capacity - worst.peak_bytes) / capacity : 0;
   r.verdict.worst_stage = r.worst_stage;
+  r.verdict.phase = worst.peak_phase;
+  const StagePlace worst_place{r.worst_stage, layers[r.worst_stage], r.worst_stage == 0,
+                               r.worst_stage == pp - 1};
+  r.host = host_memory(input, r.derived, worst, offloaded_items(input, r.derived, worst_place));
   add_warnings(input, r);
   return r;
 }

@@ -56,9 +56,12 @@ Expr bytes_per_param(double b, const std::string& what) {
   return Expr::term("bytes_per_param", b, "B/param" + (what.empty() ? "" : " " + what));
 }
 
-std::string zero_note(int zero, int stage_needed) {
-  if (zero >= stage_needed) return ", ZeRO-" + std::to_string(zero) + " sharded";
-  return "";
+// "Adam m (fp32, ZeRO-1 shard)": what the item is, its format, and whether ZeRO shards it.
+std::string label(const std::string& what, const std::string& detail, int zero, int stage_needed) {
+  std::string inside = detail;
+  if (zero >= stage_needed)
+    inside += (inside.empty() ? "" : ", ") + std::string("ZeRO-") + std::to_string(zero) + " shard";
+  return inside.empty() ? what : what + " (" + inside + ")";
 }
 
 struct Context {
@@ -76,9 +79,8 @@ void add_params(const Context& c, const StageParams& sp, std::vector<LineItem>& 
   if (t.finetune == Finetune::full) {
     Expr e = bytes_per_param(pb, "") * held(c.all, "params", "params", sharded, c.shards);
     const DType stored = t.precision == DType::fp8 ? DType::bf16 : t.precision;
-    out.push_back(make_item("params",
-                            "weights (" + dtype_label(stored) + ")" + zero_note(c.zero, 3),
-                            Unit::bytes, e, k_src_zero));
+    out.push_back(make_item("params", label("weights", dtype_label(stored), c.zero, 3), Unit::bytes,
+                            e, k_src_zero));
     return;
   }
   // LoRA / QLoRA: frozen base plus trainable adapters; QLoRA keeps the layer matrices in NF4.
@@ -91,9 +93,9 @@ void add_params(const Context& c, const StageParams& sp, std::vector<LineItem>& 
   Holding adapters{sp.adapters, 0};
   e = e + bytes_per_param(pb, "") *
               held(adapters, "adapter_params", "adapter params", sharded, c.shards);
-  const std::string label =
-      qlora ? "16-bit weights (embeddings, head, norms) + adapters" : "frozen base + adapters";
-  out.push_back(make_item("params", label + zero_note(c.zero, 3), Unit::bytes, e, k_src_lora));
+  const std::string what = qlora ? "16-bit parts + adapters" : "frozen base + adapters";
+  out.push_back(make_item("params", label(what, dtype_label(t.precision), c.zero, 3), Unit::bytes,
+                          e, k_src_lora));
   if (!qlora) return;
 
   Holding q{quantized, 0};
@@ -118,42 +120,43 @@ void add_grads(const Context& c, std::vector<LineItem>& out) {
   const TrainingSpec& t = c.in.training;
   Expr e = bytes_per_param(dtype_bytes(t.grad_dtype), "") *
            held(c.trainable, "trainable_params", "trainable params", c.zero >= 2, c.shards);
-  out.push_back(make_item("grads",
-                          "gradients (" + dtype_label(t.grad_dtype) + ")" + zero_note(c.zero, 2),
+  out.push_back(make_item("grads", label("gradients", dtype_label(t.grad_dtype), c.zero, 2),
                           Unit::bytes, e, k_src_zero));
 }
 
 void add_optimizer(const Context& c, const StageParams& sp, std::vector<LineItem>& out) {
   const TrainingSpec& t = c.in.training;
   const bool sharded = c.zero >= 1;
-  const std::string note = zero_note(c.zero, 1);
+  const std::string od = dtype_label(t.optimizer_dtype);
+  auto name = [&](const std::string& what, const std::string& detail) {
+    return label(what, detail, c.zero, 1);
+  };
   const Expr count = held(c.trainable, "trainable_params", "trainable params", sharded, c.shards);
   const double ob = dtype_bytes(t.optimizer_dtype);
-  const std::string od = " (" + dtype_label(t.optimizer_dtype) + ")";
   switch (t.optimizer) {
     case Optimizer::adamw:
-      out.push_back(make_item("optimizer.m", "Adam first moment" + od + note, Unit::bytes,
+      out.push_back(make_item("optimizer.m", name("Adam m", od), Unit::bytes,
                               bytes_per_param(ob, "") * count, k_src_zero));
-      out.push_back(make_item("optimizer.v", "Adam second moment" + od + note, Unit::bytes,
+      out.push_back(make_item("optimizer.v", name("Adam v", od), Unit::bytes,
                               bytes_per_param(ob, "") * count, k_src_zero));
       return;
     case Optimizer::adamw_8bit: {
       Expr b = bytes_per_param(1, "(8-bit)") +
                Expr::term("absmax_bytes", 4, "B") / Expr::term("block", 256, "params/block");
-      out.push_back(make_item("optimizer.m", "Adam first moment (8-bit, block-wise)" + note,
-                              Unit::bytes, b * count, k_src_8bit));
-      out.push_back(make_item("optimizer.v", "Adam second moment (8-bit, block-wise)" + note,
-                              Unit::bytes, b * count, k_src_8bit));
+      out.push_back(make_item("optimizer.m", name("Adam m", "8-bit blocks"), Unit::bytes, b * count,
+                              k_src_8bit));
+      out.push_back(make_item("optimizer.v", name("Adam v", "8-bit blocks"), Unit::bytes, b * count,
+                              k_src_8bit));
       return;
     }
     case Optimizer::sgd:
       return;  // plain SGD keeps no state
     case Optimizer::sgd_momentum:
-      out.push_back(make_item("optimizer.state", "SGD momentum buffer" + od + note, Unit::bytes,
+      out.push_back(make_item("optimizer.state", name("SGD momentum", od), Unit::bytes,
                               bytes_per_param(ob, "") * count, k_src_sgd));
       return;
     case Optimizer::lion:
-      out.push_back(make_item("optimizer.state", "Lion momentum" + od + note, Unit::bytes,
+      out.push_back(make_item("optimizer.state", name("Lion momentum", od), Unit::bytes,
                               bytes_per_param(ob, "") * count, k_src_lion));
       return;
     case Optimizer::adafactor: {
@@ -166,8 +169,8 @@ void add_optimizer(const Context& c, const StageParams& sp, std::vector<LineItem
                           "elements (rows + cols per matrix)");
       if (sharded && c.shards.dense > 1)
         n = n / Expr::term("shard_ranks", c.shards.dense, "shard ranks");
-      out.push_back(make_item("optimizer.state", "Adafactor factored second moment (fp32)" + note,
-                              Unit::bytes, Expr::term("bytes_per_element", 4, "B/element") * n,
+      out.push_back(make_item("optimizer.state", name("Adafactor factored v", "fp32"), Unit::bytes,
+                              Expr::term("bytes_per_element", 4, "B/element") * n,
                               k_src_adafactor));
       return;
     }
@@ -177,13 +180,13 @@ void add_optimizer(const Context& c, const StageParams& sp, std::vector<LineItem
 void add_master(const Context& c, std::vector<LineItem>& out) {
   const TrainingSpec& t = c.in.training;
   const int mb = master_bytes(t);
-  std::string label = "fp32 master weights" + zero_note(c.zero, 1);
+  std::string text = label("master weights", "fp32", c.zero, 1);
   if (mb == 0)
-    label = t.precision == DType::fp32 ? "master weights: none (the fp32 weights are the master)"
-                                       : "master weights: none (master_weights = false)";
+    text = t.precision == DType::fp32 ? "no master copy: fp32 weights are the master"
+                                      : "no master copy (master_weights = false)";
   Expr e = bytes_per_param(mb, "") *
            held(c.trainable, "trainable_params", "trainable params", c.zero >= 1, c.shards);
-  out.push_back(make_item("master", label, Unit::bytes, e, k_src_zero));
+  out.push_back(make_item("master", text, Unit::bytes, e, k_src_zero));
 }
 
 void add_fp8_copies(const Context& c, const StageParams& sp, std::vector<LineItem>& out) {

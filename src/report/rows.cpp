@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "format.hpp"
 
 namespace trainledger::report {
@@ -20,6 +22,15 @@ std::string zero_text(const ParallelSpec& p) {
   std::string s = "ZeRO-" + std::to_string(p.zero);
   if (p.zero_shard_size > 0) s += fmt::format(" (HSDP, shard {})", p.zero_shard_size);
   return s;
+}
+
+// Display order: state, then what the step adds, then fixed overheads.
+int row_rank(const std::string& id) {
+  if (id.rfind("overhead.", 0) == 0) return 4;
+  if (id == "temporaries") return 3;
+  if (id == "logits") return 2;
+  if (id.rfind("activations", 0) == 0) return 1;
+  return 0;
 }
 
 }  // namespace
@@ -52,6 +63,9 @@ MemoryView memory_view(const PlanResult& plan) {
       row->values[c] = item.value;
     }
   }
+  std::stable_sort(v.rows.begin(), v.rows.end(), [](const MemoryRow& a, const MemoryRow& b) {
+    return row_rank(a.id) < row_rank(b.id);
+  });
   return v;
 }
 
@@ -88,7 +102,9 @@ std::string verdict_sentence(const PlanResult& plan, const std::string& unit_nam
   const Verdict& v = plan.verdict;
   const StageMemory& worst = plan.stages[v.worst_stage];
   const std::string where =
-      plan.stages.size() > 1 ? fmt::format("stage {} ({})", worst.stage, worst.role) : "every GPU";
+      (plan.stages.size() > 1 ? fmt::format("stage {} ({})", worst.stage, worst.role)
+                              : std::string("every GPU")) +
+      fmt::format(", {} phase,", to_string(worst.peak_phase));
   if (v.fits) {
     return fmt::format("fits: worst rank is {} at {:.2f} of {:.2f} {} ({} free)", where,
                        v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes, unit_name,

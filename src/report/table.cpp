@@ -28,6 +28,21 @@ std::string pad_left(const std::string& s, std::size_t w) {
   return n >= w ? s : std::string(w - n, ' ') + s;
 }
 
+constexpr std::size_t k_label_width = 36;
+
+// Labels longer than the column are cut with an ellipsis (the full text is in explain, JSON
+// and Markdown).
+std::string fit_label(const std::string& s) {
+  if (width(s) <= k_label_width) return s;
+  std::string out;
+  std::size_t n = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) != 0x80 && ++n > k_label_width - 1) break;
+    out += static_cast<char>(c);
+  }
+  return out + "…";
+}
+
 struct Layout {
   std::size_t id = 0, label = 0, column = 0;
 };
@@ -36,7 +51,7 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
   Layout w{5, 0, 10};
   for (const MemoryRow& r : v.rows) {
     w.id = std::max(w.id, width(r.id));
-    w.label = std::max(w.label, width(r.label));
+    w.label = std::max(w.label, width(fit_label(r.label)));
   }
   for (const StageColumn& c : v.columns) w.column = std::max(w.column, width(c.title) + 2);
   std::string out;
@@ -47,7 +62,7 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
   for (const StageColumn& c : v.columns) out += pad_left(c.role, w.column);
   out += "\n";
   for (const MemoryRow& r : v.rows) {
-    out += pad_right(r.id, w.id + 2) + pad_right(r.label, w.label);
+    out += pad_right(r.id, w.id + 2) + pad_right(fit_label(r.label), w.label);
     for (const auto& value : r.values)
       out += pad_left(value ? format_memory(*value, u) : "-", w.column);
     out += "\n";

@@ -66,4 +66,14 @@ double item_value(const PlanResult& plan, const std::string& id, int stage) {
   return i ? i->value : 0.0;
 }
 
+double state_bytes(const PlanResult& plan, int stage) {
+  double sum = 0;
+  for (const LineItem& i : plan.stages.at(static_cast<std::size_t>(stage)).items) {
+    const bool state = i.id == "params" || i.id == "grads" || i.id == "master" ||
+                       i.id.rfind("optimizer.", 0) == 0 || i.id.rfind("params.", 0) == 0;
+    if (state) sum += i.value;
+  }
+  return sum;
+}
+
 }  // namespace trainledger::test

@@ -30,6 +30,10 @@ CliResult run_cli(const std::vector<std::string>& args);
 // Value of a memory item on a stage (0 when the stage has no such item).
 double item_value(const PlanResult& plan, const std::string& id, int stage = 0);
 
+// The persistent training state of a stage at its peak (weights, gradients, optimizer
+// state, master copy and their variants), without activations and overheads.
+double state_bytes(const PlanResult& plan, int stage = 0);
+
 std::string source_path(const std::string& relative);
 std::string read_file(const std::string& path);
 

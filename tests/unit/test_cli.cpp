@@ -73,8 +73,7 @@ TEST_CASE("help documents the commands and exit codes; --version prints the vers
 TEST_CASE("explain prints one item's basis", "[cli]") {
   const auto r = run_cli({"explain", "optimizer.m", "--stage", "1"});
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("optimizer.m — Adam first moment (fp32), ZeRO-1 sharded   [stage 1 (middle)]") ==
-        0);
+  CHECK(r.out.find("optimizer.m — Adam m (fp32, ZeRO-1 shard)   [stage 1 (middle)]") == 0);
   CHECK(r.out.find("formula  4 B/param × ") != std::string::npos);
   CHECK(r.out.find("source   Rajbhandari et al. 2020") != std::string::npos);
   CHECK(r.out.find("kind     estimated") != std::string::npos);

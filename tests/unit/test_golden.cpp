@@ -87,6 +87,16 @@ double published_value(const json& report, const std::string& path) {
       if (item["id"] == id) return item["value"].get<double>();
     FAIL("no item " << id << " on stage " << stage);
   }
+  if (path.rfind("state:", 0) == 0) {  // the persistent state of a stage (FORMULAS.md §1)
+    double sum = 0;
+    for (const auto& item : report["memory"]["stages"][std::stoi(path.substr(6))]["items"]) {
+      const std::string id = item["id"];
+      if (id == "params" || id == "grads" || id == "master" || id.rfind("optimizer.", 0) == 0 ||
+          id.rfind("params.", 0) == 0)
+        sum += item["value"].get<double>();
+    }
+    return sum;
+  }
   return report.at(json::json_pointer(path)).get<double>();
 }
 

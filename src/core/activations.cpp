@@ -1,0 +1,222 @@
+// What each transformer layer saves for backward (Korthikanti et al. 2022, §4, Table 2),
+// derived tensor by tensor so that GQA, SwiGLU, flash attention, no dropout, MoE, TP/SP and CP
+// follow from the same list. For the GPT shape (MHA, GELU with f = 4h, eager attention,
+// dropout) the list sums to s·b·h·(34 + 5·a·s/h) — tests/unit/test_activations.cpp.
+#include "activations.hpp"
+
+#include <algorithm>
+
+namespace trainledger {
+
+namespace {
+
+constexpr double k_act = 2;   // 16-bit activations
+constexpr double k_mask = 1;  // dropout masks: one byte per element
+constexpr double k_fp32 = 4;
+
+double seq_local(const PlanInput& in) {
+  return static_cast<double>(in.training.seq_len) / std::max(1, in.parallel.cp);
+}
+
+double act_bytes(const PlanInput& in) {
+  return in.training.precision == DType::fp32 ? k_fp32 : k_act;
+}
+
+SavedTensor tensor(std::string name, double elements, double bytes, Split split) {
+  SavedTensor t;
+  t.name = std::move(name);
+  t.elements = elements;
+  t.bytes = bytes;
+  t.split = split;
+  return t;
+}
+
+void attention_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
+  const ModelSpec& m = in.model;
+  const double T = local_tokens(in);
+  const double a = m.heads;
+  const double d = head_dim(m);
+  const double h = m.hidden;
+  const double kv = m.kv_heads;
+  const double ab = act_bytes(in);
+  const bool dropout = in.training.dropout > 0;
+
+  SavedTensor norm_in = tensor("attn_norm_in", T * h, ab, Split::seq);
+  norm_in.layer_input = true;
+  norm_in.op_saved = true;
+  out.push_back(norm_in);
+  out.push_back(tensor("qkv_in", T * h, ab, Split::seq));
+  SavedTensor q = tensor("q", T * a * d, ab, Split::tp);
+  q.op_saved = true;
+  out.push_back(q);
+  out.push_back(tensor("k", T * kv * d, ab, Split::tp));
+  SavedTensor v = tensor("v", T * kv * d, ab, Split::tp);
+  v.op_saved = true;
+  out.push_back(v);
+  if (in.training.attention == Attention::eager) {
+    // Scores attend over the whole sequence; with CP each rank holds its queries' rows.
+    const double scores = a * in.training.micro_batch * seq_local(in) * in.training.seq_len;
+    SavedTensor softmax = tensor("softmax_out", scores, ab, Split::tp);
+    softmax.core_attention = true;
+    out.push_back(softmax);
+    if (dropout) {
+      SavedTensor mask = tensor("softmax_dropout_mask", scores, k_mask, Split::tp);
+      mask.core_attention = true;
+      out.push_back(mask);
+      SavedTensor drop = tensor("softmax_dropout_out", scores, ab, Split::tp);
+      drop.core_attention = true;
+      out.push_back(drop);
+    }
+  } else {
+    // Flash attention keeps no s² tensor, only a per-row log-sum-exp (fp32).
+    SavedTensor lse = tensor("logsumexp", T * a, k_fp32, Split::tp);
+    lse.op_saved = true;
+    out.push_back(lse);
+  }
+  SavedTensor ctx = tensor("attn_out", T * a * d, ab, Split::tp);
+  ctx.op_saved = true;
+  out.push_back(ctx);
+  if (dropout) out.push_back(tensor("attn_dropout_mask", T * h, k_mask, Split::seq));
+}
+
+// MLP on `tokens` tokens of width f: what autograd keeps (PyTorch eager for gated MLPs).
+void mlp_core(const PlanInput& in, double tokens, double f, const std::string& prefix,
+              std::vector<SavedTensor>& out) {
+  const double ab = act_bytes(in);
+  if (is_gated(in.model.ffn_act)) {
+    SavedTensor gate = tensor(prefix + "gate_out", tokens * f, ab, Split::tp);
+    gate.op_saved = true;  // the first MLP matmul's output
+    out.push_back(gate);
+    out.push_back(tensor(prefix + "up_out", tokens * f, ab, Split::tp));
+    out.push_back(tensor(prefix + "act_out", tokens * f, ab, Split::tp));
+    out.push_back(tensor(prefix + "down_in", tokens * f, ab, Split::tp));
+  } else {
+    SavedTensor fc1 = tensor(prefix + "fc1_out", tokens * f, ab, Split::tp);
+    fc1.op_saved = true;
+    out.push_back(fc1);
+    out.push_back(tensor(prefix + "act_out", tokens * f, ab, Split::tp));
+  }
+}
+
+void mlp_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
+  const ModelSpec& m = in.model;
+  const double T = local_tokens(in);
+  const double h = m.hidden;
+  const double ab = act_bytes(in);
+  out.push_back(tensor("mlp_norm_in", T * h, ab, Split::seq));
+  out.push_back(tensor("mlp_in", T * h, ab, Split::seq));
+  if (is_moe(m)) {
+    const double routed = T * m.experts_per_token;
+    out.push_back(tensor("router_probs", T * m.experts, k_fp32, Split::seq));
+    out.push_back(tensor("expert_in", routed * h, ab, Split::seq));
+    mlp_core(in, routed, m.expert_ffn, "expert_", out);
+    if (m.shared_experts > 0)
+      mlp_core(in, T, static_cast<double>(m.expert_ffn) * m.shared_experts, "shared_", out);
+    out.push_back(tensor("expert_out", routed * h, ab, Split::seq));
+  } else {
+    mlp_core(in, T, m.ffn, "", out);
+  }
+  if (is_gated(m.ffn_act)) {
+    // The op policy saves every other matmul output: q, v, the MLP's first and last matmul.
+    SavedTensor mlp_out = tensor("mlp_out", T * h, ab, Split::seq);
+    mlp_out.op_saved = true;
+    mlp_out.op_only = true;
+    out.push_back(mlp_out);
+  }
+  if (in.training.dropout > 0) out.push_back(tensor("mlp_dropout_mask", T * h, k_mask, Split::seq));
+}
+
+bool kept(const SavedTensor& t, Recompute mode) {
+  switch (mode) {
+    case Recompute::none:
+      return !t.op_only;
+    case Recompute::selective:
+      return !t.op_only && !t.core_attention;
+    case Recompute::op:
+      return t.op_saved;
+    case Recompute::full:
+      return t.layer_input;
+  }
+  return true;
+}
+
+}  // namespace
+
+double local_tokens(const PlanInput& in) {
+  return seq_local(in) * static_cast<double>(in.training.micro_batch);
+}
+
+std::vector<SavedTensor> layer_tensors(const PlanInput& in) {
+  std::vector<SavedTensor> out;
+  if (in.model.count_only) return out;
+  attention_tensors(in, out);
+  mlp_tensors(in, out);
+  return out;
+}
+
+std::vector<SavedTensor> first_stage_tensors(const PlanInput& in) {
+  std::vector<SavedTensor> out;
+  if (in.model.count_only) return out;
+  const double T = local_tokens(in);
+  const double h = in.model.hidden;
+  if (in.model.embedding_norm)
+    out.push_back(tensor("embedding_norm_in", T * h, act_bytes(in), Split::seq));
+  if (in.training.dropout > 0)
+    out.push_back(tensor("embedding_dropout_mask", T * h, k_mask, Split::seq));
+  return out;
+}
+
+std::vector<SavedTensor> last_stage_tensors(const PlanInput& in) {
+  std::vector<SavedTensor> out;
+  if (in.model.count_only) return out;
+  const double T = local_tokens(in);
+  const double h = in.model.hidden;
+  out.push_back(tensor("final_norm_in", T * h, act_bytes(in), Split::seq));
+  out.push_back(tensor("head_in", T * h, act_bytes(in), Split::seq));
+  return out;
+}
+
+double tensor_bytes(const PlanInput& in, const SavedTensor& t) {
+  const int tp = in.parallel.tp;
+  double divisor = 1;
+  if (t.split == Split::tp) divisor = tp;
+  if (t.split == Split::seq && in.parallel.sequence_parallel) divisor = tp;
+  double elements = t.elements;
+  // K and V: with tp above kv_heads each rank keeps one replicated head.
+  if ((t.name == "k" || t.name == "v") && in.model.kv_heads < tp && t.split == Split::tp)
+    elements = elements / in.model.kv_heads * tp;
+  return elements * t.bytes / divisor;
+}
+
+double layer_bytes(const PlanInput& in, Recompute mode) {
+  double sum = 0;
+  for (const SavedTensor& t : layer_tensors(in))
+    if (kept(t, mode)) sum += tensor_bytes(in, t);
+  return sum;
+}
+
+Expr tensors_expr(const PlanInput& in, const std::vector<SavedTensor>& tensors) {
+  Expr e = Expr::term("none", 0, "B");
+  bool first = true;
+  for (const SavedTensor& t : tensors) {
+    Expr term = Expr::term(t.name, tensor_bytes(in, t), "B " + t.name);
+    e = first ? term : e + term;
+    first = false;
+  }
+  return e;
+}
+
+Expr layer_bytes_expr(const PlanInput& in, Recompute mode) {
+  std::vector<SavedTensor> kept_tensors;
+  for (const SavedTensor& t : layer_tensors(in))
+    if (kept(t, mode)) kept_tensors.push_back(t);
+  return tensors_expr(in, kept_tensors);
+}
+
+double largest_layer_tensor(const PlanInput& in) {
+  double largest = 0;
+  for (const SavedTensor& t : layer_tensors(in)) largest = std::max(largest, tensor_bytes(in, t));
+  return largest;
+}
+
+}  // namespace trainledger

@@ -1,0 +1,42 @@
+// In-flight micro-batches: GPipe runs all forwards first (Huang et al. 2019); 1F1B starts the
+// backward of micro-batch j once p − i forwards are in flight on stage i (Narayanan et al.
+// 2021, §2.2); the interleaved schedule warms up with 2(p − i − 1) + (v − 1)p chunks
+// (Megatron-LM's schedules.py), which gives the first stage L·(1 + (p − 1)/(p·v)) layers'
+// worth (Korthikanti et al. 2022, §4.2.3); ZB-H1 keeps 1F1B's peak (Qi et al. 2023, §3.1).
+#include "pipeline.hpp"
+
+#include <algorithm>
+
+namespace trainledger {
+
+Expr layers_in_flight(const PlanInput& in, int stage, double micro_batches) {
+  const ParallelSpec& p = in.parallel;
+  const Expr m = Expr::term("micro_batches", micro_batches, "micro-batches");
+  if (p.pp == 1) return Expr::term("in_flight", 1, "micro-batch in flight");
+  switch (p.schedule) {
+    case Schedule::gpipe:
+      return m.note("GPipe: every micro-batch in flight");
+    case Schedule::one_f_one_b:
+    case Schedule::zb_h1: {
+      const Expr ahead = Expr::term("stages_from_here", p.pp - stage, "stages from here (p − i)");
+      return Expr::min(ahead, m);
+    }
+    case Schedule::interleaved: {
+      const double v = p.virtual_stages;
+      const double warmup = 2.0 * (p.pp - stage - 1) + (v - 1) * p.pp + 1;
+      const Expr chunks =
+          Expr::min(Expr::term("warmup_chunks", warmup, "chunks (2(p − i − 1) + (v − 1)p + 1)"),
+                    m * Expr::term("virtual_stages", v, "chunks per micro-batch"));
+      return chunks / Expr::term("virtual_stages", v, "chunks per micro-batch");
+    }
+  }
+  return Expr::term("in_flight", 1, "micro-batch in flight");
+}
+
+Expr loss_in_flight(const PlanInput& in, double micro_batches) {
+  if (in.parallel.pp > 1 && in.parallel.schedule == Schedule::gpipe)
+    return Expr::term("micro_batches", micro_batches, "micro-batches (GPipe)");
+  return Expr::term("in_flight", 1, "micro-batch at the loss");
+}
+
+}  // namespace trainledger

@@ -1,0 +1,153 @@
+// Buffers that live only during one phase of the step (docs/formulas.md#temporaries).
+#include <algorithm>
+#include <cmath>
+
+#include "activations.hpp"
+#include "memory.hpp"
+#include "state.hpp"
+
+namespace trainledger {
+
+namespace {
+
+constexpr const char* k_src =
+    "docs/formulas.md#temporaries: PyTorch autograd (loss, recompute, gradients), FSDP2 "
+    "(gathered units, prefetch, reduce-scatter), DDP buckets (bucket_cap_mb, "
+    "gradient_as_bucket_view), ZeRO-1/2 buckets";
+
+struct Parts {
+  Expr sum = Expr::term("none", 0, "B");
+  bool any = false;
+  void add(const Expr& e, std::string_view what) {
+    const Expr part = e.note(what);
+    sum = any ? sum + part : part;
+    any = true;
+  }
+};
+
+double state_value(const std::vector<LineItem>& state, std::string_view id) {
+  const LineItem* i = find_item(state, id);
+  return i ? i->value : 0.0;
+}
+
+// FSDP2 wraps every transformer layer and the root (embedding, final norm, head); a unit is
+// gathered in the compute dtype before use and the next one is prefetched.
+void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, Parts& parts) {
+  const double bytes = param_bytes(in.training);
+  const double unit = stage_params(in, 1, false, false).total();
+  const double root = stage_params(in, 0, place.first, place.last).total();
+  const Expr b = Expr::term("param_bytes", bytes, "B/param");
+  if (root > 0) parts.add(b * Expr::term("root_params", root, "root params"), "gathered root unit");
+  if (place.layers > 0) {
+    parts.add(
+        b * Expr::term("unit_params", unit, "params per layer") * Expr::term("units", 2, "layers"),
+        "gathered layer + prefetched next");
+    if (backward)
+      parts.add(Expr::term("grad_bytes", dtype_bytes(in.training.grad_dtype), "B/param") *
+                    Expr::term("unit_params", unit, "params per layer"),
+                "unsharded layer gradients before reduce-scatter");
+  }
+}
+
+void loss_parts(const PlanInput& in, bool backward, Parts& parts) {
+  const Expr tokens = Expr::term("tokens", local_tokens(in), "tokens");
+  const Expr vocab = Expr::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
+                     Expr::term("tp", in.parallel.tp, "tp");
+  if (in.training.loss == Loss::chunked) {
+    // Liger-style fused linear cross-entropy: chunks of tokens / ceil(V / h).
+    const double chunks = std::ceil(static_cast<double>(in.model.vocab) / in.model.hidden);
+    const double chunk = std::ceil(local_tokens(in) / chunks);
+    parts.add(Expr::term("bytes", 8, "B (fp32 logits + gradient)") *
+                  Expr::term("chunk_tokens", chunk, "tokens per chunk") * vocab,
+              "one chunk of logits");
+    return;
+  }
+  if (backward) {
+    parts.add(Expr::term("bytes", 8, "B (fp32)") * tokens * vocab,
+              "gradients of the log-probabilities and of the logits");
+  } else {
+    parts.add(Expr::term("bytes", 6, "B (bf16 logits + fp32 copy)") * tokens * vocab,
+              "logits while log-softmax runs");
+  }
+}
+
+void backward_parts(const PlanInput& in, const Derived& d, const StagePlace& place,
+                    const std::vector<LineItem>& state, Parts& parts) {
+  const Recompute mode = in.training.recompute;
+  if (mode != Recompute::none && place.layers > 0 && in.training.recompute_layers > 0) {
+    const double extra = layer_bytes(in, Recompute::none) - layer_bytes(in, mode);
+    parts.add(Expr::term("recomputed_bytes", extra, "B"), "one layer rematerialized");
+  }
+  if (place.layers > 0) {
+    SavedTensor hidden;
+    hidden.elements = local_tokens(in) * in.model.hidden;
+    hidden.bytes = in.training.precision == DType::fp32 ? 4 : 2;
+    hidden.split = Split::seq;
+    parts.add(Expr::term("hidden_grads", 2 * tensor_bytes(in, hidden), "B") +
+                  Expr::term("largest_intermediate", largest_layer_tensor(in), "B"),
+              "gradients in flight through one layer (assumed)");
+  }
+  const ParallelSpec& p = in.parallel;
+  const bool replicated = p.dp * p.cp > 1;
+  if (p.zero == 0 && replicated && !p.gradient_as_bucket_view) {
+    parts.add(Expr::term("grads", state_value(state, "grads"), "B"),
+              "DDP buckets: a second copy of the gradients");
+  }
+  if ((p.zero == 1 || p.zero == 2) && replicated) {
+    parts.add(Expr::term("bucket", p.bucket_size, "B") * Expr::term("buckets", 2, "buckets"),
+              "gradient buckets in flight");
+  }
+  if (p.zero >= 2 && p.grad_sync == GradSync::last_micro_batch && d.grad_accum > 1) {
+    const double sharded = state_value(state, "grads");
+    const double full = sharded * d.shard_group;
+    parts.add(Expr::term("unsharded_grads", full - sharded, "B"),
+              "unsharded gradients held across micro-batches (no-sync)");
+  }
+}
+
+}  // namespace
+
+std::vector<LineItem> temporary_items(const PlanInput& in, const Derived& d,
+                                      const StagePlace& place, const StageParams& sp,
+                                      const std::vector<LineItem>& state, Phase phase) {
+  Parts parts;
+  const bool arch = !in.model.count_only;
+  switch (phase) {
+    case Phase::init:
+      break;
+    case Phase::forward:
+      if (arch && place.last) loss_parts(in, false, parts);
+      if (in.parallel.zero >= 3 && arch) fsdp_gathers(in, place, false, parts);
+      break;
+    case Phase::backward:
+      if (arch && place.last) loss_parts(in, true, parts);
+      if (arch) backward_parts(in, d, place, state, parts);
+      if (in.parallel.zero >= 3 && arch) fsdp_gathers(in, place, true, parts);
+      break;
+    case Phase::optimizer:
+      // Mixed precision: the 16-bit gradient shard is upcast to fp32 for the update.
+      if (master_bytes(in.training) > 0 && in.training.grad_dtype != DType::fp32) {
+        const double grads = state_value(state, "grads");
+        const double shard = in.parallel.zero == 1 ? d.shard_group : 1;
+        parts.add(Expr::term("grad_elements", grads / dtype_bytes(in.training.grad_dtype) / shard,
+                             "gradient elements") *
+                      Expr::term("bytes", 4, "B"),
+                  "fp32 copy of the gradient shard for the update");
+      }
+      break;
+    case Phase::checkpoint:
+      if (in.checkpoint.format == CheckpointFormat::gathered && in.parallel.zero >= 3) {
+        parts.add(Expr::term("bytes", 4, "B") *
+                      Expr::term("unit_params", stage_params(in, 1, false, false).total(),
+                                 "params per layer"),
+                  "one layer gathered in fp32 for the consolidated save");
+      }
+      break;
+  }
+  (void)sp;
+  if (!parts.any) return {};
+  return {make_item("temporaries", "temporary buffers (" + std::string(to_string(phase)) + ")",
+                    Unit::bytes, parts.sum, k_src, Kind::estimated)};
+}
+
+}  // namespace trainledger
