@@ -77,6 +77,11 @@ std::vector<PresetInfo> gpu_presets();
 ModelSpec load_model_preset(const std::string& name);
 GpuSpec load_gpu_preset(const std::string& name);
 
+// Parses a command-line size ("80 GiB") or share ("10%", "0.1"); throws ConfigError naming
+// `option` when the text is not one.
+double parse_size_option(const std::string& option, const std::string& text);
+double parse_share_option(const std::string& option, const std::string& text);
+
 // The key table as Markdown (docs/config.md is generated from it).
 std::string keys_markdown();
 

@@ -28,6 +28,7 @@ std::string_view to_string(Phase p);
 struct PhaseTotal {
   Phase phase = Phase::init;
   double bytes = 0;
+  std::vector<LineItem> items;  // the ledger at this phase
 };
 
 struct StageMemory {
@@ -36,7 +37,7 @@ struct StageMemory {
   int layers = 0;
   Phase peak_phase = Phase::backward;
   std::vector<LineItem> items;     // the ledger at the peak phase
-  std::vector<PhaseTotal> phases;  // the total at every phase
+  std::vector<PhaseTotal> phases;  // the ledger and total at every phase
   double peak_bytes = 0;
   double capacity_bytes = 0;
   bool fits = true;

@@ -47,7 +47,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.require_subcommand(1);
   PlanOptions plan_options;
   ExplainOptions explain_options;
+  CheckOptions check_options;
   CLI::App* plan = add_plan_command(app, plan_options);
+  CLI::App* check = add_check_command(app, check_options);
   CLI::App* explain = add_explain_command(app, explain_options);
   CLI::App* models = add_models_command(app);
   CLI::App* gpus = add_gpus_command(app);
@@ -74,6 +76,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   try {
     if (*plan) return run_plan(plan_options, out, err);
     if (*explain) return run_explain(explain_options, out, err);
+    if (*check) return run_check(check_options, out, err);
     if (*models) return run_models(out);
     if (*gpus) return run_gpus(out);
     if (*keys) return run_keys(out);

@@ -29,6 +29,8 @@ struct PlanOptions {
   std::vector<std::string> sets;  // --set section.key=value
   std::string format = "table";
   std::string units = "gib";
+  std::string max;              // plan --max micro_batch|seq_len
+  std::string headroom = "0%";  // plan --max: share of the capacity kept free
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
 config::LoadedPlan load(const PlanOptions& o);
@@ -45,6 +47,18 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& err);
 
 CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o);
 int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err);
+
+struct CheckOptions {
+  std::vector<std::string> plans;
+  std::vector<std::string> sets;
+  std::string capacity;  // empty: each plan's GPU memory
+  std::string headroom = "10%";
+  std::string format = "table";
+  std::string units = "gib";
+};
+
+CLI::App* add_check_command(CLI::App& app, CheckOptions& o);
+int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err);
 
 CLI::App* add_models_command(CLI::App& app);
 int run_models(std::ostream& out);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "build.hpp"
+#include "quantity.hpp"
 #include "trainledger/config.hpp"
 
 namespace trainledger::config {
@@ -49,6 +50,36 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
 }
 
 }  // namespace
+
+double parse_size_option(const std::string& option, const std::string& text) {
+  const QuantityResult q = parse_quantity(text, QuantityKind::bytes);
+  if (!q.value || *q.value <= 0) {
+    throw ConfigError(
+        {Diagnostic{Origin{option, 0, 0, "option"}, q.value ? "must be positive" : q.error}});
+  }
+  return *q.value;
+}
+
+double parse_share_option(const std::string& option, const std::string& text) {
+  std::string number = text;
+  double scale = 1;
+  if (!number.empty() && number.back() == '%') {
+    number.pop_back();
+    scale = 0.01;
+  }
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != number.size() || !(v * scale >= 0) || v * scale >= 1) {
+    throw ConfigError({Diagnostic{Origin{option, 0, 0, "option"},
+                                  "\"" + text + "\" is not a share such as 10% or 0.1"}});
+  }
+  return v * scale;
+}
 
 LoadedPlan load_plan_text(const std::string& text, const std::string& name,
                           const std::string& base_dir, const LoadOptions& options) {

@@ -1,5 +1,6 @@
 #include "trainledger/invariants.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -49,6 +50,16 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
                     std::to_string(st.peak_bytes));
     if (st.fits != (st.peak_bytes <= st.capacity_bytes))
       out.push_back(where + ": fits disagrees with peak and capacity");
+    double highest = 0;
+    for (const PhaseTotal& pt : st.phases) {
+      const std::string at = where + " " + std::string(to_string(pt.phase));
+      check_items(pt.items, at, out);
+      if (std::fabs(sum_values(pt.items) - pt.bytes) > 0.5)
+        out.push_back(at + ": items do not sum");
+      highest = std::max(highest, pt.bytes);
+    }
+    if (!st.phases.empty() && highest != st.peak_bytes)
+      out.push_back(where + ": peak is not the largest phase");
     if (st.peak_bytes > worst) {
       worst = st.peak_bytes;
       worst_stage = st.stage;
@@ -61,6 +72,9 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
     if (plan.verdict.fits != (plan.verdict.peak_bytes <= plan.verdict.limit_bytes))
       out.push_back("verdict: fits disagrees with peak and limit");
   }
+  check_items(plan.host.items, "host", out);
+  if (std::fabs(sum_values(plan.host.items) - plan.host.peak_bytes) > 0.5)
+    out.push_back("host: items do not sum to peak_bytes");
   check_items(plan.communication, "communication", out);
   check_items(plan.time, "time", out);
   check_items(plan.reliability, "reliability", out);

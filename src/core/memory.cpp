@@ -133,12 +133,12 @@ StageMemory stage_memory(const PlanInput& in, const Derived& d, const StagePlace
     items.insert(items.end(), dynamic.begin(), dynamic.end());
     for (LineItem& o : overhead_items(in, d, phase, dynamic_bytes)) items.push_back(o);
     const double total = sum_values(items);
-    st.phases.push_back(PhaseTotal{phase, total});
     if (total > best) {
       best = total;
-      st.items = std::move(items);
+      st.items = items;
       st.peak_phase = phase;
     }
+    st.phases.push_back(PhaseTotal{phase, total, std::move(items)});
   }
   st.peak_bytes = best;
   return st;

@@ -125,8 +125,11 @@ std::vector<LineItem> temporary_items(const PlanInput& in, const Derived& d,
       if (in.parallel.zero >= 3 && arch) fsdp_gathers(in, place, true, parts);
       break;
     case Phase::optimizer:
-      // Mixed precision: the 16-bit gradient shard is upcast to fp32 for the update.
-      if (master_bytes(in.training) > 0 && in.training.grad_dtype != DType::fp32) {
+      // ZeRO optimizers upcast the 16-bit gradient shard to fp32 for the update (DeepSpeed's
+      // fp32 partition gradients); without ZeRO the gradients accumulate in fp32 already
+      // (PyTorch AMP's fp32 parameters, Megatron's main_grad).
+      if (in.parallel.zero >= 1 && master_bytes(in.training) > 0 &&
+          in.training.grad_dtype != DType::fp32) {
         const double grads = state_value(state, "grads");
         const double shard = in.parallel.zero == 1 ? d.shard_group : 1;
         parts.add(Expr::term("grad_elements", grads / dtype_bytes(in.training.grad_dtype) / shard,

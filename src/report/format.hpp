@@ -4,6 +4,7 @@
 #include <string>
 
 #include "trainledger/ledger.hpp"
+#include "trainledger/plan.hpp"
 #include "trainledger/report.hpp"
 
 namespace trainledger::report {
@@ -15,5 +16,7 @@ std::string format_count(double n);                               // "70.55 B", 
 std::string format_percent(double fraction);                      // "23.4 %"
 std::string format_duration(double seconds);                      // "56 s", "67.5 min", "40.7 h"
 std::string format_item_value(const LineItem& item, MemUnits u);  // by the item's unit
+// "Host memory per node: 98.1 GiB (checkpoint_staging 74.2, runtime 24.0); ..."
+std::string host_line(const PlanResult& plan, MemUnits u);
 
 }  // namespace trainledger::report

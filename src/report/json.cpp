@@ -177,15 +177,31 @@ json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
   j["derived"] = derived_json(plan.derived);
   json stages = json::array();
   for (const StageMemory& st : plan.stages) {
+    json phases = json::array();
+    for (const PhaseTotal& pt : st.phases)
+      phases.push_back(
+          {{"phase", std::string(to_string(pt.phase))}, {"bytes", number(pt.bytes, Unit::bytes)}});
     stages.push_back({{"stage", st.stage},
                       {"role", st.role},
                       {"layers", st.layers},
+                      {"peak_phase", std::string(to_string(st.peak_phase))},
                       {"items", items_json(st.items)},
+                      {"phases", phases},
                       {"peak_bytes", number(st.peak_bytes, Unit::bytes)},
                       {"capacity_bytes", number(st.capacity_bytes, Unit::bytes)},
                       {"fits", st.fits}});
   }
   j["memory"] = {{"stages", stages}, {"worst_stage", plan.worst_stage}};
+  json host = {{"items", items_json(plan.host.items)},
+               {"peak_bytes", number(plan.host.peak_bytes, Unit::bytes)}};
+  if (plan.host.capacity_bytes > 0) {
+    host["capacity_bytes"] = number(plan.host.capacity_bytes, Unit::bytes);
+    host["fits"] = plan.host.fits;
+  } else {
+    host["capacity_bytes"] = nullptr;
+    host["fits"] = nullptr;
+  }
+  j["host"] = host;
   j["communication"] = {{"items", items_json(plan.communication)}};
   j["time"] = {{"items", items_json(plan.time)}};
   j["reliability"] = {{"items", items_json(plan.reliability)}};
@@ -193,7 +209,8 @@ json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
                   {"peak_bytes", number(plan.verdict.peak_bytes, Unit::bytes)},
                   {"limit_bytes", number(plan.verdict.limit_bytes, Unit::bytes)},
                   {"headroom", plan.verdict.headroom},
-                  {"worst_stage", plan.verdict.worst_stage}};
+                  {"worst_stage", plan.verdict.worst_stage},
+                  {"phase", std::string(to_string(plan.verdict.phase))}};
   json warnings = json::array();
   for (const std::string& w : loaded.warnings) warnings.push_back(w);
   for (const std::string& w : plan.warnings) warnings.push_back(w);

@@ -34,6 +34,15 @@ std::string memory_section(const PlanResult& plan, const MemoryView& v, MemUnits
   return out;
 }
 
+std::string host_section(const PlanResult& plan, MemUnits u) {
+  std::string out =
+      "\n### Host memory per node\n\n| item | value | formula | kind |\n|---|---:|---|---|\n";
+  for (const LineItem& i : plan.host.items)
+    out += fmt::format("| `{}` | {} | {} | {} |\n", i.id, format_item_value(i, u),
+                       escape(i.formula), to_string(i.kind));
+  return out;
+}
+
 std::string basis_section(const PlanResult& plan, MemUnits u) {
   const StageMemory& worst = plan.stages[plan.worst_stage];
   std::string out = fmt::format(
@@ -56,9 +65,11 @@ std::string render_markdown(const PlanResult& plan, const config::LoadedPlan& lo
   out += fmt::format("Plan `{}`, trainledger {}.\n\n", loaded.source, version());
   for (const auto& [k, v] : derived_facts(plan)) out += fmt::format("- {}: {}\n", k, v);
   out += "\n" + memory_section(plan, memory_view(plan), u);
+  out += "\n" + host_line(plan, u);
   out += "\n**Verdict:** " +
          verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";
   out += basis_section(plan, u);
+  out += host_section(plan, u);
   if (!loaded.warnings.empty() || !plan.warnings.empty()) {
     out += "\n### Warnings\n\n";
     for (const std::string& w : loaded.warnings) out += "- " + escape(w) + "\n";

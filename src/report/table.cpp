@@ -77,7 +77,29 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
   return out + "\n";
 }
 
+std::string phases_line(const PlanResult& plan, MemUnits u) {
+  const StageMemory& st = plan.stages[plan.worst_stage];
+  std::string s = "phases of stage " + std::to_string(st.stage) + ":";
+  for (const PhaseTotal& pt : st.phases)
+    s += fmt::format(" {} {}", to_string(pt.phase), format_memory(pt.bytes, u));
+  return s + "\n";
+}
+
 }  // namespace
+
+std::string host_line(const PlanResult& plan, MemUnits u) {
+  const HostMemory& h = plan.host;
+  std::string s = "Host memory per node: " + memory_with_unit(h.peak_bytes, u) + " (";
+  for (std::size_t i = 0; i < h.items.size(); ++i)
+    s += (i ? ", " : "") + h.items[i].id.substr(5) + " " + format_memory(h.items[i].value, u);
+  s += ")";
+  if (h.capacity_bytes > 0)
+    s += h.fits ? fmt::format(", fits in {}", memory_with_unit(h.capacity_bytes, u))
+                : fmt::format(", does NOT fit in {}", memory_with_unit(h.capacity_bytes, u));
+  else
+    s += "; no host capacity given (cluster.host_memory)";
+  return s + "\n";
+}
 
 std::string render_table(const PlanResult& plan, const config::LoadedPlan& loaded,
                          const Options& options) {
@@ -89,6 +111,8 @@ std::string render_table(const PlanResult& plan, const config::LoadedPlan& loade
     facts += (facts.empty() ? "" : " · ") + k + " " + v;
   out += facts + "\n\n";
   out += memory_table(plan, memory_view(plan), u);
+  out += phases_line(plan, u);
+  out += host_line(plan, u);
   out += "\nVerdict: " +
          verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";
   for (const std::string& w : loaded.warnings) out += "warning: " + w + "\n";

@@ -27,8 +27,10 @@ struct CliResult {
 };
 CliResult run_cli(const std::vector<std::string>& args);
 
-// Value of a memory item on a stage (0 when the stage has no such item).
+// Value of a memory item on a stage at its peak phase (0 when the stage has no such item).
 double item_value(const PlanResult& plan, const std::string& id, int stage = 0);
+// Value of a memory item on a stage at a given phase.
+double phase_value(const PlanResult& plan, const std::string& id, int stage, Phase phase);
 
 // The persistent training state of a stage at its peak (weights, gradients, optimizer
 // state, master copy and their variants), without activations and overheads.

@@ -1,0 +1,89 @@
+#include "trainledger/search.hpp"
+
+#include <numeric>
+
+namespace trainledger {
+
+namespace {
+
+constexpr std::int64_t k_max_value = std::int64_t{1} << 40;
+
+struct Probe {
+  const PlanInput& base;
+  MaxKnob knob;
+  double limit;
+  std::int64_t accum;
+  int evaluations = 0;
+
+  PlanResult at(std::int64_t value) {
+    PlanInput in = base;
+    if (knob == MaxKnob::micro_batch) {
+      in.training.micro_batch = value;
+      in.training.global_batch = value * in.parallel.dp * accum;
+    } else {
+      in.training.seq_len = value;
+    }
+    ++evaluations;
+    return compute_plan(in);
+  }
+  bool fits(const PlanResult& r) const { return r.verdict.peak_bytes <= limit; }
+};
+
+}  // namespace
+
+MaxFit find_max(const PlanInput& input, MaxKnob knob, double limit_bytes) {
+  const std::int64_t per_pass = input.training.micro_batch * input.parallel.dp;
+  const std::int64_t global =
+      input.training.global_batch > 0 ? input.training.global_batch : per_pass;
+  Probe probe{input, knob, limit_bytes,
+              per_pass > 0 ? std::max<std::int64_t>(1, global / per_pass) : 1};
+  MaxFit out;
+  if (knob == MaxKnob::seq_len) {
+    out.step = input.parallel.cp;
+    if (input.parallel.sequence_parallel)
+      out.step = std::lcm(out.step, std::int64_t{input.parallel.tp});
+  }
+  PlanResult low = probe.at(out.step);
+  if (!probe.fits(low)) {
+    out.plan = std::move(low);
+    out.value = out.step;
+    out.next_peak_bytes = out.plan.verdict.peak_bytes;
+    out.evaluations = probe.evaluations;
+    return out;
+  }
+  // Grow by doubling until a value does not fit, then bisect (in units of `step`).
+  std::int64_t good = 1, bad = 0;
+  double bad_peak = 0;
+  PlanResult good_plan = std::move(low);
+  while (bad == 0) {
+    const std::int64_t next = good * 2;
+    if (next * out.step > k_max_value) break;
+    PlanResult r = probe.at(next * out.step);
+    if (probe.fits(r)) {
+      good = next;
+      good_plan = std::move(r);
+    } else {
+      bad = next;
+      bad_peak = r.verdict.peak_bytes;
+    }
+  }
+  while (bad != 0 && bad - good > 1) {
+    const std::int64_t mid = good + (bad - good) / 2;
+    PlanResult r = probe.at(mid * out.step);
+    if (probe.fits(r)) {
+      good = mid;
+      good_plan = std::move(r);
+    } else {
+      bad = mid;
+      bad_peak = r.verdict.peak_bytes;
+    }
+  }
+  out.found = true;
+  out.value = good * out.step;
+  out.plan = std::move(good_plan);
+  out.next_peak_bytes = bad_peak;
+  out.evaluations = probe.evaluations;
+  return out;
+}
+
+}  // namespace trainledger
