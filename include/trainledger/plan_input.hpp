@@ -47,6 +47,8 @@ struct TrainingSpec {
   double trainable_params = 0;  // 0: every parameter trains (full fine-tune / pre-training)
   double tokens = 0;            // total training tokens, 0 when not given
   Loss loss = Loss::standard;
+  bool eager_norm = false;  // norm_impl = "eager": fp32 upcast inside the norm
+  double lora_dropout = 0;
   int data_workers = 0;           // data-loader worker processes per GPU rank
   double data_worker_memory = 0;  // host bytes per worker
 };

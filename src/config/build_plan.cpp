@@ -81,6 +81,8 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.trainable_params = in.number("training.trainable_params", 0);
   t.tokens = in.number("training.tokens", 0);
   t.loss = from_string(in.text("training.loss"), Loss::standard);
+  t.eager_norm = in.text("training.norm_impl") == "eager";
+  t.lora_dropout = in.number("training.lora_dropout");
   t.data_workers = static_cast<int>(in.integer("training.data_workers"));
   t.data_worker_memory = in.number("training.data_worker_memory");
   return t;

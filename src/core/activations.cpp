@@ -31,6 +31,50 @@ SavedTensor tensor(std::string name, double elements, double bytes, Split split)
   return t;
 }
 
+// A norm's saved tensors. Fused kernels keep the 16-bit input; eager PyTorch code (Hugging
+// Face's LlamaRMSNorm) keeps an fp32 copy of it, and the 16-bit normalized output when the
+// norm's weight trains.
+void norm_tensors(const PlanInput& in, const std::string& name, double elements, bool layer_input,
+                  std::vector<SavedTensor>& out) {
+  SavedTensor input = tensor(name + "_in", elements, act_bytes(in), Split::seq);
+  input.layer_input = layer_input;
+  input.op_saved = layer_input;
+  if (!in.training.eager_norm) {
+    out.push_back(input);
+    return;
+  }
+  if (layer_input) {
+    input.op_only = true;  // the checkpoint keeps the 16-bit layer input
+    out.push_back(input);
+  }
+  out.push_back(tensor(name + "_fp32", elements, k_fp32, Split::seq));
+  if (in.training.finetune == Finetune::full)
+    out.push_back(tensor(name + "_normed", elements, act_bytes(in), Split::seq));
+}
+
+// LoRA adapters save their own input (the dropout output and mask when lora_dropout > 0) and
+// the rank-r output of A, the input of B (Hu et al. 2021; PEFT's LoraLayer).
+void lora_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
+  const TrainingSpec& t = in.training;
+  if (t.finetune == Finetune::full) return;
+  const ModelSpec& m = in.model;
+  const double T = local_tokens(in);
+  const double h = m.hidden;
+  const double q = m.heads * static_cast<double>(head_dim(m));
+  for (LoraTarget target : t.lora_targets) {
+    const std::string name = "lora_" + std::string(to_string(target));
+    double d_in = h;
+    Split split = Split::seq;
+    if (target == LoraTarget::o) d_in = q, split = Split::tp;
+    if (target == LoraTarget::down) d_in = m.ffn, split = Split::tp;
+    if (t.lora_dropout > 0) {
+      out.push_back(tensor(name + "_dropout_out", T * d_in, act_bytes(in), split));
+      out.push_back(tensor(name + "_dropout_mask", T * d_in, k_mask, split));
+    }
+    out.push_back(tensor(name + "_a_out", T * t.lora_rank, act_bytes(in), Split::seq));
+  }
+}
+
 void attention_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
   const ModelSpec& m = in.model;
   const double T = local_tokens(in);
@@ -41,11 +85,10 @@ void attention_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
   const double ab = act_bytes(in);
   const bool dropout = in.training.dropout > 0;
 
-  SavedTensor norm_in = tensor("attn_norm_in", T * h, ab, Split::seq);
-  norm_in.layer_input = true;
-  norm_in.op_saved = true;
-  out.push_back(norm_in);
-  out.push_back(tensor("qkv_in", T * h, ab, Split::seq));
+  norm_tensors(in, "attn_norm", T * h, true, out);
+  SavedTensor qkv_in = tensor("qkv_in", T * h, ab, Split::seq);
+  qkv_in.weight_input_of = {LoraTarget::q, LoraTarget::k, LoraTarget::v};
+  out.push_back(qkv_in);
   SavedTensor q = tensor("q", T * a * d, ab, Split::tp);
   q.op_saved = true;
   out.push_back(q);
@@ -75,6 +118,8 @@ void attention_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
   }
   SavedTensor ctx = tensor("attn_out", T * a * d, ab, Split::tp);
   ctx.op_saved = true;
+  // Eager attention's context is only the o projection's input; flash keeps it as its output.
+  if (in.training.attention == Attention::eager) ctx.weight_input_of = {LoraTarget::o};
   out.push_back(ctx);
   if (dropout) out.push_back(tensor("attn_dropout_mask", T * h, k_mask, Split::seq));
 }
@@ -89,12 +134,16 @@ void mlp_core(const PlanInput& in, double tokens, double f, const std::string& p
     out.push_back(gate);
     out.push_back(tensor(prefix + "up_out", tokens * f, ab, Split::tp));
     out.push_back(tensor(prefix + "act_out", tokens * f, ab, Split::tp));
-    out.push_back(tensor(prefix + "down_in", tokens * f, ab, Split::tp));
+    SavedTensor down_in = tensor(prefix + "down_in", tokens * f, ab, Split::tp);
+    down_in.weight_input_of = {LoraTarget::down};
+    out.push_back(down_in);
   } else {
     SavedTensor fc1 = tensor(prefix + "fc1_out", tokens * f, ab, Split::tp);
     fc1.op_saved = true;
     out.push_back(fc1);
-    out.push_back(tensor(prefix + "act_out", tokens * f, ab, Split::tp));
+    SavedTensor act = tensor(prefix + "act_out", tokens * f, ab, Split::tp);
+    act.weight_input_of = {LoraTarget::down};  // the second matmul's input
+    out.push_back(act);
   }
 }
 
@@ -103,8 +152,10 @@ void mlp_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
   const double T = local_tokens(in);
   const double h = m.hidden;
   const double ab = act_bytes(in);
-  out.push_back(tensor("mlp_norm_in", T * h, ab, Split::seq));
-  out.push_back(tensor("mlp_in", T * h, ab, Split::seq));
+  norm_tensors(in, "mlp_norm", T * h, false, out);
+  SavedTensor mlp_in = tensor("mlp_in", T * h, ab, Split::seq);
+  mlp_in.weight_input_of = {LoraTarget::gate, LoraTarget::up};
+  out.push_back(mlp_in);
   if (is_moe(m)) {
     const double routed = T * m.experts_per_token;
     out.push_back(tensor("router_probs", T * m.experts, k_fp32, Split::seq));
@@ -124,6 +175,25 @@ void mlp_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
     out.push_back(mlp_out);
   }
   if (in.training.dropout > 0) out.push_back(tensor("mlp_dropout_mask", T * h, k_mask, Split::seq));
+}
+
+// With LoRA the frozen matmuls keep no input for a weight gradient (autograd saves only what
+// the backward needs); an adapter without dropout reads the same tensor, which then stays.
+// QLoRA's 4-bit matmuls keep theirs: bitsandbytes' MatMul4Bit saves its input whenever the
+// input needs a gradient.
+void drop_frozen_inputs(const PlanInput& in, std::vector<SavedTensor>& tensors) {
+  const TrainingSpec& t = in.training;
+  if (t.finetune != Finetune::lora) return;
+  std::vector<SavedTensor> out;
+  for (SavedTensor& s : tensors) {
+    bool needed = s.weight_input_of.empty();
+    if (t.lora_dropout == 0) {
+      for (LoraTarget target : t.lora_targets)
+        for (LoraTarget fed : s.weight_input_of) needed = needed || target == fed;
+    }
+    if (needed) out.push_back(std::move(s));
+  }
+  tensors = std::move(out);
 }
 
 bool kept(const SavedTensor& t, Recompute mode) {
@@ -151,6 +221,8 @@ std::vector<SavedTensor> layer_tensors(const PlanInput& in) {
   if (in.model.count_only) return out;
   attention_tensors(in, out);
   mlp_tensors(in, out);
+  lora_tensors(in, out);
+  drop_frozen_inputs(in, out);
   return out;
 }
 
@@ -171,8 +243,10 @@ std::vector<SavedTensor> last_stage_tensors(const PlanInput& in) {
   if (in.model.count_only) return out;
   const double T = local_tokens(in);
   const double h = in.model.hidden;
-  out.push_back(tensor("final_norm_in", T * h, act_bytes(in), Split::seq));
-  out.push_back(tensor("head_in", T * h, act_bytes(in), Split::seq));
+  norm_tensors(in, "final_norm", T * h, false, out);
+  SavedTensor head_in = tensor("head_in", T * h, act_bytes(in), Split::seq);
+  // The LM head's input is needed for its weight gradient only (frozen under LoRA).
+  if (in.training.finetune == Finetune::full) out.push_back(head_in);
   return out;
 }
 

@@ -24,6 +24,9 @@ struct SavedTensor {
   bool op_saved = false;        // kept by the op policy (torchtitan's selective "op" AC)
   bool op_only = false;         // exists only as a saved op output (not saved otherwise)
   bool layer_input = false;     // kept by full recompute (the checkpoint's input)
+  // Matmul inputs kept only for a weight gradient: with LoRA the frozen base does not need
+  // them, unless an adapter on that matmul reads the same tensor (lora_dropout = 0).
+  std::vector<LoraTarget> weight_input_of;
 };
 
 // Saved tensors of one transformer layer for one micro-batch of the plan.

@@ -87,6 +87,14 @@ void backward_parts(const PlanInput& in, const Derived& d, const StagePlace& pla
                   Expr::term("largest_intermediate", largest_layer_tensor(in), "B"),
               "gradients in flight through one layer (assumed)");
   }
+  if (in.training.finetune == Finetune::qlora && place.layers > 0) {
+    // bitsandbytes dequantizes one 4-bit matrix at a time to compute the input gradient.
+    const double h = in.model.hidden;
+    const double f = is_moe(in.model) ? in.model.expert_ffn : in.model.ffn;
+    parts.add(Expr::term("bytes", 2, "B") * Expr::term("matrix_elements", h * f / in.parallel.tp,
+                                                       "elements of the largest matrix"),
+              "one NF4 matrix dequantized for backward");
+  }
   const ParallelSpec& p = in.parallel;
   const bool replicated = p.dp * p.cp > 1;
   if (p.zero == 0 && replicated && !p.gradient_as_bucket_view) {

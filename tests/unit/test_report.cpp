@@ -58,7 +58,7 @@ TEST_CASE("JSON: base units, integer bytes, stable key order, stage totals", "[r
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schema", "version", "plan", "inputs", "origins",
-                                         "derived", "memory", "communication", "time",
+                                         "derived", "memory", "host", "communication", "time",
                                          "reliability", "verdict", "warnings"});
   const auto& stages = j["memory"]["stages"];
   REQUIRE(stages.size() == 4);
