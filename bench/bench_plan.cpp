@@ -5,6 +5,7 @@
 #include "trainledger/config.hpp"
 #include "trainledger/plan.hpp"
 #include "trainledger/report.hpp"
+#include "trainledger/search.hpp"
 
 namespace {
 
@@ -34,6 +35,26 @@ void BM_compute_plan_pp16(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_compute_plan_pp16);
+
+void BM_max_micro_batch(benchmark::State& state) {
+  const PlanInput input = default_plan().input;
+  const double limit = static_cast<double>(input.cluster.gpu.memory_bytes);
+  for (auto _ : state) {
+    MaxFit f = find_max(input, MaxKnob::micro_batch, limit);
+    benchmark::DoNotOptimize(f);
+  }
+}
+BENCHMARK(BM_max_micro_batch)->Unit(benchmark::kMillisecond);
+
+void BM_max_seq_len(benchmark::State& state) {
+  const PlanInput input = default_plan().input;
+  const double limit = static_cast<double>(input.cluster.gpu.memory_bytes);
+  for (auto _ : state) {
+    MaxFit f = find_max(input, MaxKnob::seq_len, limit);
+    benchmark::DoNotOptimize(f);
+  }
+}
+BENCHMARK(BM_max_seq_len)->Unit(benchmark::kMillisecond);
 
 void BM_load_default_plan(benchmark::State& state) {
   for (auto _ : state) {

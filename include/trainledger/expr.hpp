@@ -29,10 +29,11 @@ class Expr {
   const std::string& text() const { return m_text; }
   const std::vector<Term>& terms() const { return m_terms; }
 
-  friend Expr operator+(const Expr& a, const Expr& b);
-  friend Expr operator-(const Expr& a, const Expr& b);
-  friend Expr operator*(const Expr& a, const Expr& b);
-  friend Expr operator/(const Expr& a, const Expr& b);
+  // The left operand is taken by value so that chains (a + b + c) extend one buffer.
+  friend Expr operator+(Expr a, const Expr& b);
+  friend Expr operator-(Expr a, const Expr& b);
+  friend Expr operator*(Expr a, const Expr& b);
+  friend Expr operator/(Expr a, const Expr& b);
 
   // Wraps the formula in a named function, e.g. max(a, b) or sqrt(a).
   static Expr max(const Expr& a, const Expr& b);
@@ -45,8 +46,8 @@ class Expr {
  private:
   enum class Prec { sum = 0, product = 1, atom = 2 };
   Expr(double value, std::string text, std::vector<Term> terms, Prec prec);
-  static Expr combine(const Expr& a, const Expr& b, std::string_view op, double value, Prec prec);
-  std::string wrapped(Prec needed) const;
+  static Expr combine(Expr a, const Expr& b, std::string_view op, double value, Prec prec);
+  void append_wrapped(std::string& out, Prec needed) const;
 
   double m_value = 0;
   std::string m_text;

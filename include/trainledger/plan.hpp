@@ -28,7 +28,6 @@ std::string_view to_string(Phase p);
 struct PhaseTotal {
   Phase phase = Phase::init;
   double bytes = 0;
-  std::vector<LineItem> items;  // the ledger at this phase
 };
 
 struct StageMemory {
@@ -37,7 +36,7 @@ struct StageMemory {
   int layers = 0;
   Phase peak_phase = Phase::backward;
   std::vector<LineItem> items;     // the ledger at the peak phase
-  std::vector<PhaseTotal> phases;  // the ledger and total at every phase
+  std::vector<PhaseTotal> phases;  // the total at every phase (phase_ledger gives the items)
   double peak_bytes = 0;
   double capacity_bytes = 0;
   bool fits = true;
@@ -76,6 +75,9 @@ struct PlanResult {
 // Computes the whole plan. `input` must have passed validation (config layer); the core does
 // no I/O and does not throw on user data.
 PlanResult compute_plan(const PlanInput& input);
+
+// The ledger of one stage at one phase (the plan keeps only the peak phase's items).
+std::vector<LineItem> phase_ledger(const PlanInput& input, int stage, Phase phase);
 
 // Layers held by each pipeline stage (stage_layers when given, otherwise an even split).
 std::vector<int> stage_layer_counts(const PlanInput& input);

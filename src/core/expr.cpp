@@ -10,15 +10,17 @@ namespace trainledger {
 namespace {
 
 std::string with_separators(long long v) {
-  std::string digits = std::to_string(v < 0 ? -v : v);
+  const std::string digits = std::to_string(v < 0 ? -v : v);
   std::string out;
-  int count = 0;
-  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
-    if (count > 0 && count % 3 == 0) out.insert(out.begin(), ',');
-    out.insert(out.begin(), *it);
-    ++count;
+  out.reserve(digits.size() + digits.size() / 3 + 1);
+  if (v < 0) out += '-';
+  const std::size_t first = digits.size() % 3 == 0 ? 3 : digits.size() % 3;
+  out.append(digits, 0, first);
+  for (std::size_t i = first; i < digits.size(); i += 3) {
+    out += ',';
+    out.append(digits, i, 3);
   }
-  return v < 0 ? "-" + out : out;
+  return out;
 }
 
 void merge_terms(std::vector<Term>& into, const std::vector<Term>& from) {
@@ -27,7 +29,10 @@ void merge_terms(std::vector<Term>& into, const std::vector<Term>& from) {
     int same_key = 0;
     for (const Term& have : into) {
       if (have.key == t.key && have.value == t.value) duplicate = true;
-      if (have.key == t.key || have.key.rfind(t.key + "_", 0) == 0) ++same_key;
+      const bool numbered = have.key.size() > t.key.size() &&
+                            have.key.compare(0, t.key.size(), t.key) == 0 &&
+                            have.key[t.key.size()] == '_';
+      if (have.key == t.key || numbered) ++same_key;
     }
     if (duplicate) continue;
     Term copy = t;
@@ -56,33 +61,48 @@ Expr Expr::term(std::string key, double value, std::string label) {
 
 Expr Expr::constant(double value) { return Expr(value, format_number(value), {}, Prec::atom); }
 
-std::string Expr::wrapped(Prec needed) const {
-  if (static_cast<int>(m_prec) >= static_cast<int>(needed)) return m_text;
-  return "(" + m_text + ")";
+void Expr::append_wrapped(std::string& out, Prec needed) const {
+  if (static_cast<int>(m_prec) >= static_cast<int>(needed)) {
+    out += m_text;
+    return;
+  }
+  out += '(';
+  out += m_text;
+  out += ')';
 }
 
-Expr Expr::combine(const Expr& a, const Expr& b, std::string_view op, double value, Prec prec) {
+Expr Expr::combine(Expr a, const Expr& b, std::string_view op, double value, Prec prec) {
   Prec right_needed = prec;
   if (op == " - ") right_needed = Prec::product;
   if (op == " / ") right_needed = Prec::atom;
-  std::string text = a.wrapped(prec) + std::string(op) + b.wrapped(right_needed);
-  std::vector<Term> terms = a.m_terms;
-  merge_terms(terms, b.m_terms);
-  return Expr(value, std::move(text), std::move(terms), prec);
+  if (static_cast<int>(a.m_prec) < static_cast<int>(prec)) {
+    a.m_text.insert(a.m_text.begin(), '(');
+    a.m_text += ')';
+  }
+  a.m_text.reserve(a.m_text.size() + op.size() + b.m_text.size() + 2);
+  a.m_text += op;
+  b.append_wrapped(a.m_text, right_needed);
+  merge_terms(a.m_terms, b.m_terms);
+  a.m_value = value;
+  a.m_prec = prec;
+  return a;
 }
 
-Expr operator+(const Expr& a, const Expr& b) {
-  return Expr::combine(a, b, " + ", a.m_value + b.m_value, Expr::Prec::sum);
+Expr operator+(Expr a, const Expr& b) {
+  const double v = a.m_value + b.m_value;
+  return Expr::combine(std::move(a), b, " + ", v, Expr::Prec::sum);
 }
-Expr operator-(const Expr& a, const Expr& b) {
-  return Expr::combine(a, b, " - ", a.m_value - b.m_value, Expr::Prec::sum);
+Expr operator-(Expr a, const Expr& b) {
+  const double v = a.m_value - b.m_value;
+  return Expr::combine(std::move(a), b, " - ", v, Expr::Prec::sum);
 }
-Expr operator*(const Expr& a, const Expr& b) {
-  return Expr::combine(a, b, " × ", a.m_value * b.m_value, Expr::Prec::product);
+Expr operator*(Expr a, const Expr& b) {
+  const double v = a.m_value * b.m_value;
+  return Expr::combine(std::move(a), b, " × ", v, Expr::Prec::product);
 }
-Expr operator/(const Expr& a, const Expr& b) {
-  double v = b.m_value == 0 ? 0 : a.m_value / b.m_value;
-  return Expr::combine(a, b, " / ", v, Expr::Prec::product);
+Expr operator/(Expr a, const Expr& b) {
+  const double v = b.m_value == 0 ? 0 : a.m_value / b.m_value;
+  return Expr::combine(std::move(a), b, " / ", v, Expr::Prec::product);
 }
 
 Expr Expr::max(const Expr& a, const Expr& b) {
@@ -101,8 +121,13 @@ Expr Expr::sqrt(const Expr& a) {
 }
 
 Expr Expr::note(std::string_view text) const {
-  return Expr(m_value, wrapped(Prec::product) + " (" + std::string(text) + ")", m_terms,
-              Prec::product);
+  std::string out;
+  out.reserve(m_text.size() + text.size() + 5);
+  append_wrapped(out, Prec::product);
+  out += " (";
+  out += text;
+  out += ')';
+  return Expr(m_value, std::move(out), m_terms, Prec::product);
 }
 
 }  // namespace trainledger

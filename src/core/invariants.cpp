@@ -53,9 +53,9 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
     double highest = 0;
     for (const PhaseTotal& pt : st.phases) {
       const std::string at = where + " " + std::string(to_string(pt.phase));
-      check_items(pt.items, at, out);
-      if (std::fabs(sum_values(pt.items) - pt.bytes) > 0.5)
-        out.push_back(at + ": items do not sum");
+      const std::vector<LineItem> items = phase_ledger(plan.input, st.stage, pt.phase);
+      check_items(items, at, out);
+      if (std::fabs(sum_values(items) - pt.bytes) > 0.5) out.push_back(at + ": items do not sum");
       highest = std::max(highest, pt.bytes);
     }
     if (!st.phases.empty() && highest != st.peak_bytes)

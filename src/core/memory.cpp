@@ -57,10 +57,23 @@ std::string_view to_string(Phase p) {
   return "?";
 }
 
+MemoryModel memory_model(const PlanInput& in) {
+  MemoryModel m;
+  if (!in.model.count_only) {
+    m.layer_none = layer_bytes_expr(in, Recompute::none);
+    m.layer_mode = layer_bytes_expr(in, in.training.recompute);
+    m.bytes_none = m.layer_none.value();
+    m.bytes_mode = m.layer_mode.value();
+    m.largest_tensor = largest_layer_tensor(in);
+  }
+  fixed_overheads(in, m);
+  return m;
+}
+
 std::vector<LineItem> activation_items(const PlanInput& in, const Derived& d,
-                                       const StagePlace& place, Phase phase) {
+                                       const MemoryModel& model, const StagePlace& place) {
   std::vector<LineItem> out;
-  if (in.model.count_only || (phase != Phase::forward && phase != Phase::backward)) return out;
+  if (in.model.count_only) return out;
   const double m = static_cast<double>(d.grad_accum);
   const Expr flight = layers_in_flight(in, place.stage, m);
   const int ckpt = checkpointed_layers(in, place.layers);
@@ -69,8 +82,8 @@ std::vector<LineItem> activation_items(const PlanInput& in, const Derived& d,
     Expr layers = Expr::term("none", 0, "B");
     const Expr plain_layers = Expr::term("layers", plain, "layers");
     const Expr ckpt_layers = Expr::term("recomputed_layers", ckpt, "recomputed layers");
-    const Expr per_plain = layer_bytes_expr(in, Recompute::none);
-    const Expr per_ckpt = layer_bytes_expr(in, in.training.recompute);
+    const Expr& per_plain = model.layer_none;
+    const Expr& per_ckpt = model.layer_mode;
     if (ckpt == 0)
       layers = per_plain * plain_layers;
     else if (plain == 0)
@@ -114,33 +127,83 @@ std::vector<LineItem> offloaded_items(const PlanInput& in, const Derived& d,
   return out;
 }
 
-StageMemory stage_memory(const PlanInput& in, const Derived& d, const StagePlace& place) {
+namespace {
+
+// What a stage holds in every phase: its state and its activations.
+struct StageBase {
+  std::vector<LineItem> state;
+  std::vector<LineItem> activations;
+  double activation_bytes = 0;
+};
+
+StageBase stage_base(const PlanInput& in, const Derived& d, const MemoryModel& model,
+                     const StagePlace& place) {
+  StageBase b;
+  const StageParams sp = stage_params(in, place.layers, place.first, place.last);
+  for (LineItem& item : state_items(in, d, sp))
+    if (!offloaded(in, item.id)) b.state.push_back(std::move(item));
+  b.activations = activation_items(in, d, model, place);
+  b.activation_bytes = sum_values(b.activations);
+  return b;
+}
+
+bool holds_activations(Phase p) { return p == Phase::forward || p == Phase::backward; }
+
+// The phase's ledger; `total_only` skips assembling the list (no copies) and returns it empty.
+std::vector<LineItem> phase_items(const PlanInput& in, const Derived& d, const MemoryModel& model,
+                                  const StagePlace& place, const StageBase& base, Phase phase,
+                                  bool total_only, double& total) {
+  std::vector<LineItem> temporaries = temporary_items(in, d, model, place, base.state, phase);
+  const double dynamic =
+      (holds_activations(phase) ? base.activation_bytes : 0.0) + sum_values(temporaries);
+  total = dynamic + sum_values(model.fixed);
+  if (phase != Phase::init) total += sum_values(model.kernels);
+  for (const LineItem& item : base.state)
+    if (phase != Phase::init || present_at_init(item.id)) total += item.value;
+  std::vector<LineItem> frag;
+  if (dynamic > 0) frag.push_back(fragmentation_item(in, dynamic));
+  total += sum_values(frag);
+  std::vector<LineItem> items;
+  if (total_only) return items;
+  for (const LineItem& item : base.state)
+    if (phase != Phase::init || present_at_init(item.id)) items.push_back(item);
+  if (holds_activations(phase))
+    items.insert(items.end(), base.activations.begin(), base.activations.end());
+  for (LineItem& t : temporaries) items.push_back(std::move(t));
+  items.insert(items.end(), model.fixed.begin(), model.fixed.end());
+  if (phase != Phase::init) items.insert(items.end(), model.kernels.begin(), model.kernels.end());
+  for (LineItem& f : frag) items.push_back(std::move(f));
+  return items;
+}
+
+}  // namespace
+
+std::vector<LineItem> stage_phase_items(const PlanInput& in, const Derived& d,
+                                        const MemoryModel& model, const StagePlace& place,
+                                        Phase phase) {
+  double total = 0;
+  return phase_items(in, d, model, place, stage_base(in, d, model, place), phase, false, total);
+}
+
+StageMemory stage_memory(const PlanInput& in, const Derived& d, const MemoryModel& model,
+                         const StagePlace& place) {
   StageMemory st;
   st.stage = place.stage;
   st.layers = place.layers;
-  const StageParams sp = stage_params(in, place.layers, place.first, place.last);
-  std::vector<LineItem> state;
-  for (LineItem& item : state_items(in, d, sp))
-    if (!offloaded(in, item.id)) state.push_back(std::move(item));
+  const StageBase base = stage_base(in, d, model, place);
   double best = -1;
   for (Phase phase : k_phases) {
-    std::vector<LineItem> items;
-    for (const LineItem& item : state)
-      if (phase != Phase::init || present_at_init(item.id)) items.push_back(item);
-    std::vector<LineItem> dynamic = activation_items(in, d, place, phase);
-    for (LineItem& t : temporary_items(in, d, place, sp, state, phase)) dynamic.push_back(t);
-    const double dynamic_bytes = sum_values(dynamic);
-    items.insert(items.end(), dynamic.begin(), dynamic.end());
-    for (LineItem& o : overhead_items(in, d, phase, dynamic_bytes)) items.push_back(o);
-    const double total = sum_values(items);
+    double total = 0;
+    phase_items(in, d, model, place, base, phase, true, total);
+    st.phases.push_back(PhaseTotal{phase, total});
     if (total > best) {
       best = total;
-      st.items = items;
       st.peak_phase = phase;
     }
-    st.phases.push_back(PhaseTotal{phase, total, std::move(items)});
   }
-  st.peak_bytes = best;
+  double total = 0;
+  st.items = phase_items(in, d, model, place, base, st.peak_phase, false, total);
+  st.peak_bytes = sum_values(st.items);
   return st;
 }
 

@@ -16,18 +16,37 @@ struct StagePlace {
   bool last = false;
 };
 
-StageMemory stage_memory(const PlanInput& in, const Derived& d, const StagePlace& place);
+// What is the same on every stage, computed once per plan.
+struct MemoryModel {
+  Expr layer_none = Expr::term("none", 0, "B");  // one layer, one micro-batch, no recompute
+  Expr layer_mode = Expr::term("none", 0, "B");  // ... under the plan's recompute mode
+  double bytes_none = 0;
+  double bytes_mode = 0;
+  double largest_tensor = 0;      // the largest single tensor of a layer
+  std::vector<LineItem> fixed;    // CUDA context and NCCL buffers (every phase)
+  std::vector<LineItem> kernels;  // cuBLAS workspace (once kernels have run)
+};
 
-// Dynamic items (activations, logits) of a stage at `phase`.
+MemoryModel memory_model(const PlanInput& in);
+
+StageMemory stage_memory(const PlanInput& in, const Derived& d, const MemoryModel& model,
+                         const StagePlace& place);
+// The full ledger of a stage at one phase.
+std::vector<LineItem> stage_phase_items(const PlanInput& in, const Derived& d,
+                                        const MemoryModel& model, const StagePlace& place,
+                                        Phase phase);
+
+// Activations and logits of a stage (held in the forward and backward phases).
 std::vector<LineItem> activation_items(const PlanInput& in, const Derived& d,
-                                       const StagePlace& place, Phase phase);
+                                       const MemoryModel& model, const StagePlace& place);
 // The temporaries of a phase as one item (empty when there are none).
 std::vector<LineItem> temporary_items(const PlanInput& in, const Derived& d,
-                                      const StagePlace& place, const StageParams& sp,
+                                      const MemoryModel& model, const StagePlace& place,
                                       const std::vector<LineItem>& state, Phase phase);
-// CUDA context, NCCL buffers, cuBLAS workspace and the allocator's fragmentation reserve.
-std::vector<LineItem> overhead_items(const PlanInput& in, const Derived& d, Phase phase,
-                                     double dynamic_bytes);
+// Fixed overheads that do not depend on the stage.
+void fixed_overheads(const PlanInput& in, MemoryModel& model);
+// The fragmentation reserve of a phase's dynamic memory.
+LineItem fragmentation_item(const PlanInput& in, double dynamic_bytes);
 
 // The state items a stage keeps in host memory under parallel.offload.
 std::vector<LineItem> offloaded_items(const PlanInput& in, const Derived& d,

@@ -51,14 +51,11 @@ std::vector<Group> communicators(const PlanInput& in) {
 
 }  // namespace
 
-std::vector<LineItem> overhead_items(const PlanInput& in, const Derived& d, Phase phase,
-                                     double dynamic_bytes) {
-  (void)d;
+void fixed_overheads(const PlanInput& in, MemoryModel& model) {
   const ClusterSpec& c = in.cluster;
-  std::vector<LineItem> out;
-  out.push_back(make_item("overhead.cuda_context", "CUDA context and kernels", Unit::bytes,
-                          Expr::term("cuda_context", c.cuda_context, "B"), k_src_context,
-                          Kind::assumed));
+  model.fixed.push_back(make_item("overhead.cuda_context", "CUDA context and kernels", Unit::bytes,
+                                  Expr::term("cuda_context", c.cuda_context, "B"), k_src_context,
+                                  Kind::assumed));
   const std::vector<Group> groups = communicators(in);
   if (!groups.empty()) {
     Expr sum = Expr::term("none", 0, "B");
@@ -71,22 +68,21 @@ std::vector<LineItem> overhead_items(const PlanInput& in, const Derived& d, Phas
       sum = first ? one : sum + one;
       first = false;
     }
-    out.push_back(make_item("overhead.nccl", std::to_string(groups.size()) + " NCCL communicators",
-                            Unit::bytes, sum, k_src_nccl, Kind::assumed));
+    model.fixed.push_back(make_item("overhead.nccl",
+                                    std::to_string(groups.size()) + " NCCL communicators",
+                                    Unit::bytes, sum, k_src_nccl, Kind::assumed));
   }
-  if (phase != Phase::init) {
-    out.push_back(make_item("overhead.cublas_workspace", "cuBLAS workspace", Unit::bytes,
-                            Expr::term("cublas_workspace", c.cublas_workspace, "B"), k_src_cublas,
-                            Kind::assumed));
-  }
-  if (dynamic_bytes > 0) {
-    out.push_back(make_item(
-        "overhead.fragmentation", "allocator fragmentation reserve", Unit::bytes,
-        Expr::term("fragmentation", c.fragmentation, "of") *
-            Expr::term("dynamic_bytes", dynamic_bytes, "B (activations, logits, temporaries)"),
-        k_src_frag, Kind::assumed));
-  }
-  return out;
+  model.kernels.push_back(make_item("overhead.cublas_workspace", "cuBLAS workspace", Unit::bytes,
+                                    Expr::term("cublas_workspace", c.cublas_workspace, "B"),
+                                    k_src_cublas, Kind::assumed));
+}
+
+LineItem fragmentation_item(const PlanInput& in, double dynamic_bytes) {
+  return make_item(
+      "overhead.fragmentation", "allocator fragmentation reserve", Unit::bytes,
+      Expr::term("fragmentation", in.cluster.fragmentation, "of") *
+          Expr::term("dynamic_bytes", dynamic_bytes, "B (activations, logits, temporaries)"),
+      k_src_frag, Kind::assumed);
 }
 
 }  // namespace trainledger

@@ -55,6 +55,14 @@ void add_warnings(const PlanInput& in, PlanResult& r) {
 
 }  // namespace
 
+std::vector<LineItem> phase_ledger(const PlanInput& input, int stage, Phase phase) {
+  const std::vector<int> layers = stage_layer_counts(input);
+  const int pp = static_cast<int>(layers.size());
+  if (stage < 0 || stage >= pp) return {};
+  const StagePlace place{stage, layers[stage], stage == 0, stage == pp - 1};
+  return stage_phase_items(input, derive(input), memory_model(input), place, phase);
+}
+
 std::vector<int> stage_layer_counts(const PlanInput& in) {
   const int pp = std::max(1, in.parallel.pp);
   if (!in.parallel.stage_layers.empty()) return in.parallel.stage_layers;
@@ -72,9 +80,10 @@ PlanResult compute_plan(const PlanInput& input) {
   const int pp = std::max(1, input.parallel.pp);
   const std::vector<int> layers = stage_layer_counts(input);
   const double capacity = static_cast<double>(input.cluster.gpu.memory_bytes);
+  const MemoryModel model = memory_model(input);
   for (int s = 0; s < pp; ++s) {
     const StagePlace place{s, layers[s], s == 0, s == pp - 1};
-    StageMemory st = stage_memory(input, r.derived, place);
+    StageMemory st = stage_memory(input, r.derived, model, place);
     st.role = stage_role(s, pp);
     st.capacity_bytes = capacity;
     st.fits = st.peak_bytes <= capacity;

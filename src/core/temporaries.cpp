@@ -71,11 +71,11 @@ void loss_parts(const PlanInput& in, bool backward, Parts& parts) {
   }
 }
 
-void backward_parts(const PlanInput& in, const Derived& d, const StagePlace& place,
-                    const std::vector<LineItem>& state, Parts& parts) {
+void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel& model,
+                    const StagePlace& place, const std::vector<LineItem>& state, Parts& parts) {
   const Recompute mode = in.training.recompute;
   if (mode != Recompute::none && place.layers > 0 && in.training.recompute_layers > 0) {
-    const double extra = layer_bytes(in, Recompute::none) - layer_bytes(in, mode);
+    const double extra = model.bytes_none - model.bytes_mode;
     parts.add(Expr::term("recomputed_bytes", extra, "B"), "one layer rematerialized");
   }
   if (place.layers > 0) {
@@ -84,7 +84,7 @@ void backward_parts(const PlanInput& in, const Derived& d, const StagePlace& pla
     hidden.bytes = in.training.precision == DType::fp32 ? 4 : 2;
     hidden.split = Split::seq;
     parts.add(Expr::term("hidden_grads", 2 * tensor_bytes(in, hidden), "B") +
-                  Expr::term("largest_intermediate", largest_layer_tensor(in), "B"),
+                  Expr::term("largest_intermediate", model.largest_tensor, "B"),
               "gradients in flight through one layer (assumed)");
   }
   if (in.training.finetune == Finetune::qlora && place.layers > 0) {
@@ -116,7 +116,7 @@ void backward_parts(const PlanInput& in, const Derived& d, const StagePlace& pla
 }  // namespace
 
 std::vector<LineItem> temporary_items(const PlanInput& in, const Derived& d,
-                                      const StagePlace& place, const StageParams& sp,
+                                      const MemoryModel& model, const StagePlace& place,
                                       const std::vector<LineItem>& state, Phase phase) {
   Parts parts;
   const bool arch = !in.model.count_only;
@@ -129,7 +129,7 @@ std::vector<LineItem> temporary_items(const PlanInput& in, const Derived& d,
       break;
     case Phase::backward:
       if (arch && place.last) loss_parts(in, true, parts);
-      if (arch) backward_parts(in, d, place, state, parts);
+      if (arch) backward_parts(in, d, model, place, state, parts);
       if (in.parallel.zero >= 3 && arch) fsdp_gathers(in, place, true, parts);
       break;
     case Phase::optimizer:
@@ -155,7 +155,6 @@ std::vector<LineItem> temporary_items(const PlanInput& in, const Derived& d,
       }
       break;
   }
-  (void)sp;
   if (!parts.any) return {};
   return {make_item("temporaries", "temporary buffers (" + std::string(to_string(phase)) + ")",
                     Unit::bytes, parts.sum, k_src, Kind::estimated)};

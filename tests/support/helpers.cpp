@@ -67,12 +67,9 @@ double item_value(const PlanResult& plan, const std::string& id, int stage) {
 }
 
 double phase_value(const PlanResult& plan, const std::string& id, int stage, Phase phase) {
-  for (const PhaseTotal& pt : plan.stages.at(static_cast<std::size_t>(stage)).phases) {
-    if (pt.phase != phase) continue;
-    const LineItem* i = find_item(pt.items, id);
-    return i ? i->value : 0.0;
-  }
-  return 0.0;
+  const std::vector<LineItem> items = phase_ledger(plan.input, stage, phase);
+  const LineItem* i = find_item(items, id);
+  return i ? i->value : 0.0;
 }
 
 double state_bytes(const PlanResult& plan, int stage) {

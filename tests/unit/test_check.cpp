@@ -1,0 +1,82 @@
+// `trainledger check` (the CI gate) and `plan --max`: exit codes and messages.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "helpers.hpp"
+
+using trainledger::test::run_cli;
+using trainledger::test::source_path;
+
+namespace {
+const std::string k_default = source_path("configs/plans/default.toml");
+const std::string k_fsdp = source_path("configs/plans/llama-3.1-8b-fsdp.toml");
+}  // namespace
+
+TEST_CASE("check exits 0 when every plan fits with the headroom", "[check]") {
+  const auto r = run_cli({"check", k_default, source_path("configs/plans/llama-2-7b-qlora.toml")});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("status") != std::string::npos);
+  CHECK(r.out.find(" ok ") != std::string::npos);
+}
+
+TEST_CASE("check exits 1 for a plan over capacity and names stage, phase and knobs", "[check]") {
+  const auto r = run_cli({"check", k_default, "--capacity", "30 GiB"});
+  CHECK(r.code == 1);
+  CHECK(r.out.find("OVER") != std::string::npos);
+  CHECK(r.out.find("does not fit: stage 0 (first), backward phase needs") != std::string::npos);
+  CHECK(r.out.find("largest contributors on stage 0:") != std::string::npos);
+  CHECK(r.out.find("activations") != std::string::npos);
+  CHECK(r.out.find("recompute = full frees") != std::string::npos);
+}
+
+TEST_CASE("a near miss (fits by less than the headroom) fails with its own message", "[check]") {
+  const auto r = run_cli({"check", k_fsdp});
+  CHECK(r.code == 1);
+  CHECK(r.out.find("NEAR") != std::string::npos);
+  CHECK(r.out.find("fits by only") != std::string::npos);
+  CHECK(r.out.find("less than the 10 % headroom") != std::string::npos);
+  const auto relaxed = run_cli({"check", k_fsdp, "--headroom", "1%"});
+  CHECK(relaxed.code == 0);
+}
+
+TEST_CASE("check --format json reports every plan for CI", "[check][json]") {
+  const auto r = run_cli({"check", k_default, k_fsdp, "--format", "json"});
+  CHECK(r.code == 1);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "trainledger.check/1");
+  REQUIRE(j["plans"].size() == 2);
+  CHECK(j["plans"][0]["status"] == "ok");
+  CHECK(j["plans"][1]["status"] == "NEAR");
+  CHECK(j["plans"][1]["suggestions"].size() == 3);
+  CHECK(j["plans"][1]["suggestions"][0]["knob"] == "recompute = full");
+}
+
+TEST_CASE("check exits 2 on invalid input, with nothing on stdout", "[check][errors]") {
+  const auto bad = run_cli({"check", source_path("tests/data/no-such.toml")});
+  CHECK(bad.code == 2);
+  CHECK(bad.out.empty());
+  const auto capacity = run_cli({"check", k_default, "--capacity", "80"});
+  CHECK(capacity.code == 2);
+  CHECK(capacity.err.find("--capacity: \"80\" has no unit") != std::string::npos);
+  const auto headroom = run_cli({"check", k_default, "--headroom", "ten"});
+  CHECK(headroom.code == 2);
+}
+
+TEST_CASE("plan --max prints the largest value that fits and the plan at it", "[check][max]") {
+  const auto r = run_cli({"plan", k_fsdp, "--max", "micro_batch"});
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("largest micro_batch that fits: 1 (peak ", 0) == 0);
+  CHECK(r.out.find("micro_batch = 2 needs") != std::string::npos);
+  const auto json = run_cli({"plan", k_fsdp, "--max", "seq_len", "--format", "json"});
+  CHECK(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["search"]["knob"] == "seq_len");
+  CHECK(j["search"]["value"].get<int>() > 8192);
+  CHECK(j["search"]["next_peak_bytes"].get<double>() > j["search"]["limit_bytes"].get<double>());
+  const auto none =
+      run_cli({"plan", k_fsdp, "--max", "seq_len", "--set", "cluster.gpu_memory=20 GiB"});
+  CHECK(none.code == 1);
+  CHECK(none.out.rfind("no seq_len fits", 0) == 0);
+}
