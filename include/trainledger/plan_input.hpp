@@ -69,6 +69,13 @@ struct ParallelSpec {
   Offload offload = Offload::none;
   double bucket_size = 25.0 * 1024 * 1024;  // DDP / ZeRO-1/2 gradient bucket, bytes
   bool gradient_as_bucket_view = false;     // PyTorch DDP: grads live in the buckets
+  // Rank order, innermost first: a group whose ranks span more than a node uses the
+  // inter-node link.
+  std::vector<std::string> placement = {"tp", "cp", "dp", "pp"};
+  bool overlap_dp = true;   // DP/ZeRO traffic overlapped with compute (but the last bucket)
+  bool overlap_tp = false;  // TP collectives overlapped with compute
+  bool overlap_cp = true;   // ring-attention exchange overlapped with attention
+  bool tree_allreduce = false;
 };
 
 // Peak dense FLOP/s per compute dtype; 0 where the GPU has no such mode.
@@ -97,6 +104,8 @@ struct ClusterSpec {
   double nccl_buffer = 0;          // bytes per connection per channel (all protocols)
   double cublas_workspace = 0;     // bytes
   double fragmentation = 0.1;      // allocator reserve as a share of the dynamic memory
+  double matmul_efficiency = 0.7;  // achieved share of the dense peak FLOP/s in GEMMs (assumed)
+  double memory_efficiency = 0.8;  // achieved share of HBM bandwidth, element-wise (assumed)
   double host_memory = 0;          // bytes per node; 0: not given
   double host_process_memory = 0;  // bytes of host memory per rank for the runtime
   int world_size() const { return nodes * gpus_per_node; }
@@ -107,6 +116,7 @@ struct CheckpointSpec {
   double restart_time = 0;       // s
   double gpu_failure_rate = 0;   // failures per GPU-hour
   CheckpointFormat format = CheckpointFormat::sharded;
+  double interval = 0;  // s between checkpoints as planned; 0: not given
 };
 
 struct PlanInput {

@@ -88,7 +88,7 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   return t;
 }
 
-ParallelSpec build_parallel(const Reader& in) {
+ParallelSpec build_parallel(Resolution& r, const Reader& in) {
   ParallelSpec p;
   p.tp = static_cast<int>(in.integer("parallel.tp"));
   p.pp = static_cast<int>(in.integer("parallel.pp"));
@@ -98,7 +98,13 @@ ParallelSpec build_parallel(const Reader& in) {
   p.sequence_parallel = in.boolean("parallel.sequence_parallel");
   p.zero = static_cast<int>(in.integer("parallel.zero"));
   p.zero_shard_size = static_cast<int>(in.integer("parallel.zero_shard_size", 0));
-  p.grad_sync = from_string(in.text("parallel.grad_sync"), GradSync::every_micro_batch);
+  // Accumulation syncs once per step unless gradients must stay sharded (ZeRO-2/3, FSDP).
+  if (in.has("parallel.grad_sync")) {
+    p.grad_sync = from_string(in.text("parallel.grad_sync"), GradSync::every_micro_batch);
+  } else {
+    p.grad_sync = p.zero >= 2 ? GradSync::every_micro_batch : GradSync::last_micro_batch;
+    record_text(r, "parallel.grad_sync", std::string(to_string(p.grad_sync)));
+  }
   p.schedule = from_string(in.text("parallel.schedule"), Schedule::one_f_one_b);
   p.virtual_stages = static_cast<int>(in.integer("parallel.virtual_stages"));
   for (std::int64_t n : in.get<std::vector<std::int64_t>>("parallel.stage_layers"))
@@ -106,6 +112,11 @@ ParallelSpec build_parallel(const Reader& in) {
   p.offload = from_string(in.text("parallel.offload"), Offload::none);
   p.bucket_size = in.number("parallel.bucket_size");
   p.gradient_as_bucket_view = in.boolean("parallel.gradient_as_bucket_view");
+  p.placement = in.get<std::vector<std::string>>("parallel.placement");
+  p.overlap_dp = in.boolean("parallel.overlap_dp");
+  p.overlap_tp = in.boolean("parallel.overlap_tp");
+  p.overlap_cp = in.boolean("parallel.overlap_cp");
+  p.tree_allreduce = in.text("parallel.allreduce") == "tree";
   return p;
 }
 
@@ -165,6 +176,8 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.nccl_buffer = in.number("cluster.nccl_buffer");
   c.cublas_workspace = in.number("cluster.cublas_workspace");
   c.fragmentation = in.number("cluster.fragmentation");
+  c.matmul_efficiency = in.number("cluster.matmul_efficiency");
+  c.memory_efficiency = in.number("cluster.memory_efficiency");
   c.host_memory = in.number("cluster.host_memory", 0);
   c.host_process_memory = in.number("cluster.host_process_memory");
   return c;
@@ -176,6 +189,7 @@ CheckpointSpec build_checkpoint(const Reader& in) {
   c.restart_time = in.number("checkpoint.restart_time");
   c.gpu_failure_rate = in.number("checkpoint.gpu_failure_rate");
   c.format = from_string(in.text("checkpoint.format"), CheckpointFormat::sharded);
+  c.interval = in.number("checkpoint.interval", 0);
   return c;
 }
 
@@ -187,7 +201,7 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
   out.cluster.gpu = build_gpu(r, errors);
   const bool sections_ok = errors.empty();
   out.training = build_training(r, in);
-  out.parallel = build_parallel(in);
+  out.parallel = build_parallel(r, in);
   derive_world(r, in, out);
   const bool world_ok = errors.empty();
   out.cluster = build_cluster(in, out.cluster);

@@ -113,6 +113,21 @@ void check_zero(const Reader& in, const PlanInput& p) {
     in.error("parallel.offload", "parallel.offload = \"optimizer+params\" needs parallel.zero = 3");
 }
 
+void check_placement(const Reader& in, const PlanInput& p) {
+  const std::vector<std::string>& order = p.parallel.placement;
+  for (const char* dim : {"tp", "cp", "dp", "pp"}) {
+    int count = 0;
+    for (const std::string& d : order) count += d == dim ? 1 : 0;
+    if (count != 1) {
+      in.error("parallel.placement",
+               fmt::format("parallel.placement must name tp, cp, dp and pp once each (\"{}\" "
+                           "appears {} times)",
+                           dim, count));
+      return;
+    }
+  }
+}
+
 void check_experts(const Reader& in, const PlanInput& p) {
   const ParallelSpec& par = p.parallel;
   const ModelSpec& m = p.model;
@@ -178,6 +193,7 @@ void validate(const Resolution& r, const PlanInput& in, bool world_ok,
   }
   check_zero(reader, in);
   check_experts(reader, in);
+  check_placement(reader, in);
   check_training(reader, in);
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "memory.hpp"
+#include "timing.hpp"
 
 namespace trainledger {
 
@@ -102,6 +103,10 @@ PlanResult compute_plan(const PlanInput& input) {
   const StagePlace worst_place{r.worst_stage, layers[r.worst_stage], r.worst_stage == 0,
                                r.worst_stage == pp - 1};
   r.host = host_memory(input, r.derived, worst, offloaded_items(input, r.derived, worst_place));
+  const int busiest = *std::max_element(layers.begin(), layers.end());
+  r.communication = communication_items(input, r.derived, busiest, r.warnings);
+  r.time = time_items(input, r.derived, layers, r.communication, worst, r.warnings);
+  r.reliability = reliability_items(input, r.derived, r.time);
   add_warnings(input, r);
   return r;
 }

@@ -1,0 +1,95 @@
+// Ring collectives (Patarasuk & Yuan 2009; NCCL): per-GPU volume in the nccl-tests busbw
+// convention, so that a measured busbw plugs in directly (nccl-tests doc/PERFORMANCE.md:
+// busbw = algbw × 2(n−1)/n for all-reduce, × (n−1)/n for all-gather and reduce-scatter).
+#include "collectives.hpp"
+
+#include <cmath>
+
+namespace trainledger {
+
+std::string_view to_string(CollKind k) {
+  switch (k) {
+    case CollKind::all_reduce:
+      return "all-reduce";
+    case CollKind::tree_all_reduce:
+      return "all-reduce (tree)";
+    case CollKind::all_gather:
+      return "all-gather";
+    case CollKind::reduce_scatter:
+      return "reduce-scatter";
+    case CollKind::all_to_all:
+      return "all-to-all";
+    case CollKind::send_recv:
+      return "send/recv";
+  }
+  return "?";
+}
+
+Group group_of(const PlanInput& in, std::string_view dim, int size) {
+  const ParallelSpec& p = in.parallel;
+  // Stride: the product of the dimensions placed inside this one. ep lives inside dp (its
+  // ranks are a subset of the data-parallel ranks), next to the dimensions inside dp.
+  int stride = 1;
+  const std::string_view target = dim == "ep" ? std::string_view("dp") : dim;
+  for (const std::string& d : p.placement) {
+    if (d == target) break;
+    if (d == "tp") stride *= p.tp;
+    if (d == "cp") stride *= p.cp;
+    if (d == "dp") stride *= p.dp;
+    if (d == "pp") stride *= p.pp;
+  }
+  Group g;
+  g.name = std::string(dim);
+  g.size = size;
+  g.stride = stride;
+  const double span = static_cast<double>(stride) * size;
+  g.link.inter_node = span > in.cluster.gpus_per_node;
+  g.link.bandwidth =
+      g.link.inter_node ? in.cluster.inter_node_bandwidth : in.cluster.intra_node_bandwidth;
+  g.link.latency =
+      g.link.inter_node ? in.cluster.inter_node_latency : in.cluster.intra_node_latency;
+  return g;
+}
+
+Expr call_volume(CollKind k, int n, const Expr& message_bytes) {
+  const Expr nn = Expr::term("group_size", n, "ranks");
+  const Expr share = (nn - Expr::constant(1)) / nn;
+  switch (k) {
+    case CollKind::all_reduce:
+    case CollKind::tree_all_reduce:
+      return Expr::constant(2) * share * message_bytes;
+    case CollKind::all_gather:
+    case CollKind::reduce_scatter:
+    case CollKind::all_to_all:
+      return share * message_bytes;
+    case CollKind::send_recv:
+      return message_bytes;
+  }
+  return message_bytes;
+}
+
+double call_steps(CollKind k, int n) {
+  switch (k) {
+    case CollKind::all_reduce:
+      return 2.0 * (n - 1);
+    case CollKind::tree_all_reduce:
+      return 2.0 * std::ceil(std::log2(std::max(2, n)));
+    case CollKind::all_gather:
+    case CollKind::reduce_scatter:
+    case CollKind::all_to_all:
+      return n - 1.0;
+    case CollKind::send_recv:
+      return 1;
+  }
+  return 1;
+}
+
+Expr calls_time(CollKind k, const Group& g, const Expr& message_bytes, const Expr& calls) {
+  const Expr latency = Expr::term("latency", g.link.latency, "s") *
+                       Expr::term("steps", call_steps(k, g.size), "steps");
+  const Expr transfer =
+      call_volume(k, g.size, message_bytes) / Expr::term("busbw", g.link.bandwidth, "B/s");
+  return calls * (latency + transfer);
+}
+
+}  // namespace trainledger

@@ -1,0 +1,123 @@
+// FLOPs per micro-batch per GPU (docs/formulas.md#compute): 2 FLOPs per multiply-add of every
+// matmul, attention's QKᵀ and AV over the whole sequence (no causal discount, the convention
+// of Narayanan et al. 2021, §5.1), the LM head on the last stage; backward 2× the forward for
+// trainable matmuls (input and weight gradients), 1× for frozen ones.
+#include <algorithm>
+
+#include "activations.hpp"
+#include "timing.hpp"
+
+namespace trainledger {
+
+namespace {
+
+struct LayerFlops {
+  double matmul = 0;         // forward FLOPs of the layer's matmuls on one GPU
+  double attention = 0;      // QKᵀ and AV
+  double op_recomputed = 0;  // matmuls the op policy recomputes (k, o, and up or fc2)
+};
+
+LayerFlops layer_flops(const PlanInput& in) {
+  const ModelSpec& m = in.model;
+  LayerFlops f;
+  if (m.count_only) return f;
+  const double T = local_tokens(in);
+  const double t = in.parallel.tp;
+  const double h = m.hidden;
+  const double d = head_dim(m);
+  const double q = m.heads * d;
+  const double kv = m.kv_heads * d;
+  const double attn = h * q + 2 * h * kv + q * h;
+  const double mats = is_gated(m.ffn_act) ? 3.0 : 2.0;
+  double mlp = mats * h * m.ffn;
+  if (is_moe(m)) {
+    mlp = mats * h * m.expert_ffn * (m.experts_per_token + m.shared_experts) + h * m.experts;
+  }
+  f.matmul = 2 * T * (attn + mlp) / t;
+  const double s_keys = static_cast<double>(in.training.seq_len);
+  f.attention = 2 * 2 * T * s_keys * q / t;
+  const double f_width = is_moe(m) ? m.expert_ffn * m.experts_per_token : m.ffn;
+  f.op_recomputed = 2 * T * (h * kv + q * h + h * f_width) / t;
+  return f;
+}
+
+double adapter_flops(const PlanInput& in) {
+  if (in.training.finetune == Finetune::full || in.model.count_only) return 0;
+  // Each adapter: x·A (T × d_in × r) and (xA)·B (T × r × d_out); small against the base.
+  double params = 0;
+  const ModelSpec& m = in.model;
+  const double h = m.hidden, r = in.training.lora_rank;
+  const double q = m.heads * static_cast<double>(head_dim(m));
+  const double kv = m.kv_heads * static_cast<double>(head_dim(m));
+  for (LoraTarget target : in.training.lora_targets) {
+    switch (target) {
+      case LoraTarget::q:
+      case LoraTarget::o:
+        params += r * (h + q);
+        break;
+      case LoraTarget::k:
+      case LoraTarget::v:
+        params += r * (h + kv);
+        break;
+      case LoraTarget::gate:
+      case LoraTarget::up:
+      case LoraTarget::down:
+        params += r * (h + m.ffn);
+        break;
+    }
+  }
+  return 2 * local_tokens(in) * params / in.parallel.tp;
+}
+
+}  // namespace
+
+StageFlops stage_flops(const PlanInput& in, int layers, bool first, bool last) {
+  (void)first;
+  StageFlops s;
+  const ModelSpec& m = in.model;
+  if (m.count_only) return s;
+  const LayerFlops lf = layer_flops(in);
+  const double adapters = adapter_flops(in);
+  const double T = local_tokens(in);
+  const double head = last ? 2 * T * m.hidden * static_cast<double>(m.vocab) / in.parallel.tp : 0;
+  const Expr layer = Expr::term("matmul_flops", lf.matmul, "FLOP (matmuls)") +
+                     Expr::term("attention_flops", lf.attention, "FLOP (QKᵀ, AV)");
+  s.forward_expr = (layer + Expr::term("adapter_flops", adapters, "FLOP (adapters)")) *
+                   Expr::term("layers", layers, "layers");
+  if (last) s.forward_expr = s.forward_expr + Expr::term("head_flops", head, "FLOP (LM head)");
+  s.forward = s.forward_expr.value();
+  // Frozen matmuls (LoRA, QLoRA) need only the input gradient.
+  const bool frozen = in.training.finetune != Finetune::full;
+  const double matmul_bwd = (frozen ? 1.0 : 2.0) * lf.matmul + 2.0 * adapters;
+  const double head_bwd = (frozen ? 1.0 : 2.0) * head;
+  s.backward = layers * (matmul_bwd + 2.0 * lf.attention) + head_bwd;
+  // Element-wise kernels read and write about twice the bytes a layer saves in its forward
+  // and twice that again in backward (the saved tensors are what they produce); the loss
+  // streams its logits about 22 B per token per vocabulary entry (forward and backward).
+  const double none_bytes = layer_bytes(in, Recompute::none);
+  const double loss = last ? 22.0 * T * static_cast<double>(m.vocab) / in.parallel.tp : 0;
+  s.elementwise_bytes = layers * 6.0 * none_bytes + loss;
+  const int ckpt = in.training.recompute == Recompute::none
+                       ? 0
+                       : static_cast<int>(in.training.recompute_layers * layers + 0.5);
+  if (ckpt > 0)
+    s.recompute_elementwise_bytes =
+        ckpt * 2.0 * (none_bytes - layer_bytes(in, in.training.recompute));
+  switch (in.training.recompute) {
+    case Recompute::none:
+      break;
+    case Recompute::selective:
+      // Only the attention core is recomputed; with flash attention it is part of the kernel.
+      if (in.training.attention == Attention::eager) s.recompute = ckpt * lf.attention;
+      break;
+    case Recompute::op:
+      s.recompute = ckpt * lf.op_recomputed;
+      break;
+    case Recompute::full:
+      s.recompute = ckpt * (lf.matmul + lf.attention + adapters);
+      break;
+  }
+  return s;
+}
+
+}  // namespace trainledger
