@@ -114,7 +114,7 @@ TEST_CASE("host memory: checkpoint staging, data workers, and a verdict when a s
   CHECK_FALSE(p.host.fits);  // 64 GiB is not enough for 8 ranks' staging and workers
 }
 
-TEST_CASE("--max finds the largest micro-batch by bisection over the ledger", "[peak][max]") {
+TEST_CASE("max finds the largest micro-batch by bisection over the ledger", "[peak][max]") {
   const config::LoadedPlan loaded = test::load_text(k_fsdp8);
   const double limit = static_cast<double>(loaded.input.cluster.gpu.memory_bytes);
   const MaxFit fit = find_max(loaded.input, MaxKnob::micro_batch, limit);
@@ -129,7 +129,7 @@ TEST_CASE("--max finds the largest micro-batch by bisection over the ledger", "[
   test::plan_checked(fit.plan.input);
 }
 
-TEST_CASE("--max seq_len respects cp and sequence-parallel multiples", "[peak][max]") {
+TEST_CASE("max seq_len respects cp and sequence-parallel multiples", "[peak][max]") {
   config::LoadedPlan loaded = test::load_text(k_fsdp8, {"parallel.cp=2"});
   const MaxFit fit = find_max(loaded.input, MaxKnob::seq_len,
                               static_cast<double>(loaded.input.cluster.gpu.memory_bytes));
