@@ -1,7 +1,7 @@
 // Ring collectives (Patarasuk & Yuan 2009; NCCL): per-GPU volume in the nccl-tests busbw
 // convention, so that a measured busbw plugs in directly (nccl-tests doc/PERFORMANCE.md:
 // busbw = algbw × 2(n−1)/n for all-reduce, × (n−1)/n for all-gather and reduce-scatter).
-#include "collectives.hpp"
+#include "trainledger/collectives.hpp"
 
 #include <cmath>
 
@@ -90,6 +90,15 @@ Expr calls_time(CollKind k, const Group& g, const Expr& message_bytes, const Exp
   const Expr transfer =
       call_volume(k, g.size, message_bytes) / Expr::term("busbw", g.link.bandwidth, "B/s");
   return calls * (latency + transfer);
+}
+
+BusReading nccl_reading(CollKind k, int n, double message_bytes, double seconds) {
+  BusReading r;
+  if (seconds <= 0 || n < 1) return r;
+  r.per_rank_bytes = call_volume(k, n, Expr::constant(message_bytes)).value();
+  r.algbw = message_bytes / seconds;
+  r.busbw = r.per_rank_bytes / seconds;
+  return r;
 }
 
 }  // namespace trainledger

@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include "activations.hpp"
-#include "collectives.hpp"
 #include "stage_params.hpp"
 #include "state.hpp"
 #include "timing.hpp"
+#include "trainledger/collectives.hpp"
 
 namespace trainledger {
 
@@ -82,11 +82,12 @@ void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int 
   const Group whole = group_of(in, "dp", replicas);
   Group shard_group = group_of(in, "dp", shard);
   shard_group.name = "dp_shard";
+  const double buckets = std::max(1.0, std::ceil(grad_bytes / p.bucket_size));
   if (p.zero == 0) {
-    const double buckets = std::max(1.0, std::ceil(grad_bytes / p.bucket_size));
     b.add(ar, whole, grad_bytes / buckets, buckets * syncs, "gradient bucket");
   } else if (p.zero <= 2) {
-    b.add(CollKind::reduce_scatter, shard_group, grad_bytes, syncs, "gradients");
+    b.add(CollKind::reduce_scatter, shard_group, grad_bytes / buckets, buckets * syncs,
+          "gradient bucket");
     b.add(CollKind::all_gather, shard_group, param_bytes_local, 1, "updated parameters");
   } else {
     // FSDP gathers and reduces one wrapped unit at a time: every layer, and the root.

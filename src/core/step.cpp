@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "collectives.hpp"
 #include "stage_params.hpp"
 #include "state.hpp"
 #include "timing.hpp"
+#include "trainledger/collectives.hpp"
 
 namespace trainledger {
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "helpers.hpp"
 #include "trainledger/report.hpp"
@@ -86,6 +87,17 @@ double published_value(const json& report, const std::string& path) {
     for (const auto& item : report["memory"]["stages"][stage]["items"])
       if (item["id"] == id) return item["value"].get<double>();
     FAIL("no item " << id << " on stage " << stage);
+  }
+  // "comm:ID", "comm_time:ID", "time:ID", "rel:ID": an item of the time side.
+  for (const auto& [prefix, section, field] :
+       {std::tuple{"comm:", "communication", "value"},
+        std::tuple{"comm_time:", "communication", "time_s"}, std::tuple{"time:", "time", "value"},
+        std::tuple{"rel:", "reliability", "value"}}) {
+    const std::string p = prefix;
+    if (path.rfind(p, 0) != 0) continue;
+    for (const auto& item : report[section]["items"])
+      if (item["id"] == path.substr(p.size())) return item[field].get<double>();
+    FAIL("no item " << path);
   }
   if (path.rfind("state:", 0) == 0) {  // the persistent state of a stage (FORMULAS.md §1)
     double sum = 0;

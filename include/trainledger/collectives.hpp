@@ -47,4 +47,14 @@ double call_steps(CollKind k, int n);
 // Time of `calls` calls: calls × (α·steps + volume / B), B the group's busbw.
 Expr calls_time(CollKind k, const Group& g, const Expr& message_bytes, const Expr& calls);
 
+// An nccl-tests measurement read the nccl-tests way: algbw = S / t, busbw = algbw × the
+// collective's factor (2(n−1)/n for all-reduce, (n−1)/n for all-gather and reduce-scatter),
+// and the bytes each rank sends (nccl-tests doc/PERFORMANCE.md).
+struct BusReading {
+  double algbw = 0;  // bytes/s
+  double busbw = 0;  // bytes/s
+  double per_rank_bytes = 0;
+};
+BusReading nccl_reading(CollKind k, int n, double message_bytes, double seconds);
+
 }  // namespace trainledger

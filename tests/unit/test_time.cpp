@@ -1,0 +1,144 @@
+// Collectives, placement, the step and reliability (FORMULAS.md §3-§5 beyond golden/).
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "trainledger/collectives.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+const LineItem& item(const std::vector<LineItem>& items, const char* id) {
+  const LineItem* i = find_item(items, id);
+  REQUIRE(i);
+  return *i;
+}
+
+const std::string k_70b =
+    "[model]\npreset = \"llama-3.1-70b\"\n[training]\nseq_len = 4096\nglobal_batch = 64\n"
+    "recompute = \"selective\"\n[parallel]\ntp = 8\npp = 4\nsequence_parallel = true\nzero = 1\n"
+    "[cluster]\ngpu = \"h100-sxm5-80gb\"\nnodes = 8\n";
+
+}  // namespace
+
+TEST_CASE("nccl-tests reading: 8 ranks, 2 GB all-reduce in 0.14 s", "[time][collectives]") {
+  const BusReading r = nccl_reading(CollKind::all_reduce, 8, 2e9, 0.14);
+  CHECK(r.algbw / 1e9 == Approx(14.29).margin(0.005));
+  CHECK(r.busbw / 1e9 == Approx(25.0).margin(0.005));
+  CHECK(r.per_rank_bytes == Approx(3.5e9));
+  CHECK(nccl_reading(CollKind::all_gather, 8, 2e9, 0.14).busbw / 1e9 == Approx(12.5).margin(0.01));
+}
+
+TEST_CASE("collective volumes per GPU", "[time][collectives]") {
+  const Expr s = Expr::term("S", 1e9, "B");
+  CHECK(call_volume(CollKind::all_reduce, 8, s).value() == Approx(1.75e9));
+  CHECK(call_volume(CollKind::reduce_scatter, 8, s).value() == Approx(0.875e9));
+  CHECK(call_volume(CollKind::all_gather, 8, s).value() == Approx(0.875e9));
+  CHECK(call_volume(CollKind::all_to_all, 4, s).value() == Approx(0.75e9));
+  CHECK(call_volume(CollKind::send_recv, 2, s).value() == 1e9);
+  CHECK(call_steps(CollKind::all_reduce, 8) == 14);
+  CHECK(call_steps(CollKind::tree_all_reduce, 8) == 6);
+}
+
+TEST_CASE("errata 1: ZeRO-2 moves as much data-parallel traffic as DDP", "[time][errata]") {
+  const std::string plan = "[model]\nparams = 7e9\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  const PlanResult ddp = test::plan_text(plan, {"parallel.zero=0"});
+  const PlanResult z2 = test::plan_text(plan, {"parallel.zero=2"});
+  CHECK(item(z2.communication, "comm.dp").value == item(ddp.communication, "comm.dp").value);
+  REQUIRE(item(z2.communication, "comm.dp").collectives.size() == 2);
+  CHECK(item(z2.communication, "comm.dp").collectives[0].collective == "reduce-scatter");
+  CHECK(item(z2.communication, "comm.dp").collectives[1].collective == "all-gather");
+}
+
+TEST_CASE("placement: tp innermost stays in a node; dp and pp cross nodes", "[time][placement]") {
+  const PlanResult p = test::plan_text(k_70b);
+  CHECK(item(p.communication, "comm.tp").collectives[0].link == "intra-node");
+  CHECK(item(p.communication, "comm.pp").collectives[0].link == "inter-node");
+  CHECK(item(p.communication, "comm.dp").collectives[0].link == "inter-node");
+  // With tp outermost the tp group spans nodes, and the report says so.
+  const PlanResult bad =
+      test::plan_text(k_70b, {"parallel.placement=[\"pp\", \"dp\", \"cp\", \"tp\"]"});
+  CHECK(item(bad.communication, "comm.tp").collectives[0].link == "inter-node");
+  bool warned = false;
+  for (const std::string& w : bad.warnings)
+    warned = warned || w.find("tp group spans nodes") != std::string::npos;
+  CHECK(warned);
+}
+
+TEST_CASE("placement must name every dimension once", "[time][placement][errors]") {
+  CHECK(test::load_errors(k_70b, {"parallel.placement=[\"tp\", \"tp\", \"dp\", \"pp\"]"}) ==
+        std::vector<std::string>{
+            "trainledger: error: --set parallel.placement=[\"tp\", \"tp\", \"dp\", \"pp\"]: "
+            "parallel.placement must name tp, cp, dp and pp once each (\"tp\" appears 2 times)"});
+}
+
+TEST_CASE("the step is the sum of its parts; MFU and HFU", "[time][step]") {
+  const PlanResult p = test::plan_text(k_70b);
+  const double parts = item(p.time, "time.compute").value + item(p.time, "time.recompute").value +
+                       item(p.time, "time.comm_exposed").value + item(p.time, "time.bubble").value +
+                       item(p.time, "time.optimizer").value;
+  CHECK(item(p.time, "time.step").value == Approx(parts));
+  CHECK(item(p.time, "throughput.tokens_per_s").value ==
+        Approx(64.0 * 4096 / item(p.time, "time.step").value));
+  const double mfu = item(p.time, "mfu").value;
+  CHECK(mfu > 0.2);
+  CHECK(mfu < 0.7);
+  CHECK(item(p.time, "hfu").value >= mfu);
+  CHECK(item(p.time, "time.compute").kind == Kind::estimated);
+  CHECK(item(p.time, "time.comm_exposed").kind == Kind::assumed);
+}
+
+TEST_CASE("overlap assumptions are flags that change the exposed time", "[time][step]") {
+  const PlanResult hidden = test::plan_text(k_70b);
+  const PlanResult exposed = test::plan_text(k_70b, {"parallel.overlap_dp=false"});
+  CHECK(item(exposed.time, "time.comm_exposed").value >
+        item(hidden.time, "time.comm_exposed").value);
+  const PlanResult tp = test::plan_text(k_70b, {"parallel.overlap_tp=true"});
+  CHECK(item(tp.time, "time.comm_exposed").value < item(hidden.time, "time.comm_exposed").value);
+}
+
+TEST_CASE("more micro-batches shrink the bubble; interleaving and ZB-H1 shrink it further",
+          "[time][bubble]") {
+  const PlanResult m64 = test::plan_text(k_70b);
+  const PlanResult m256 = test::plan_text(k_70b, {"training.global_batch=256"});
+  CHECK(item(m256.time, "pipeline.bubble_fraction").value ==
+        Approx(3.0 / (128 + 3)));  // dp 2: m = 256 / 2
+  CHECK(item(m256.time, "pipeline.bubble_fraction").value <
+        item(m64.time, "pipeline.bubble_fraction").value);
+  const PlanResult inter =
+      test::plan_text(k_70b, {"parallel.schedule=\"interleaved\"", "parallel.virtual_stages=2"});
+  CHECK(item(inter.time, "pipeline.bubble_fraction").value == Approx(3.0 / (2 * 32 + 3)));
+  const PlanResult zb = test::plan_text(k_70b, {"parallel.schedule=\"zb-h1\""});
+  CHECK(item(zb.time, "pipeline.bubble_fraction").value == Approx(3.0 / (3 * 32 + 3)));
+}
+
+TEST_CASE("time to train and the failures over the run", "[time][reliability]") {
+  const PlanResult p = test::plan_text(k_70b, {"training.tokens=1T"});
+  const double step = item(p.time, "time.step").value;
+  CHECK(item(p.time, "time.to_train").value == Approx(1e12 / (64.0 * 4096) * step));
+  const double waste = item(p.reliability, "checkpoint.waste").value;
+  CHECK(item(p.reliability, "reliability.time_lost").value ==
+        Approx(item(p.time, "time.to_train").value * waste / (1 - waste)));
+  CHECK(item(p.reliability, "reliability.failures").value > 0);
+}
+
+TEST_CASE("a gathered checkpoint writes through one rank", "[time][reliability]") {
+  const PlanResult sharded = test::plan_text(k_70b, {"checkpoint.storage_bandwidth=100 GB/s"});
+  const PlanResult gathered = test::plan_text(
+      k_70b, {"checkpoint.storage_bandwidth=100 GB/s", "checkpoint.format=\"gathered\""});
+  CHECK(item(gathered.reliability, "checkpoint.write_time").value >
+        item(sharded.reliability, "checkpoint.write_time").value);
+  CHECK(item(sharded.reliability, "checkpoint.size").value ==
+        Approx(70553706496.0 * (2 + 4 + 8)));  // weights, master, Adam m and v: no gradients
+}
+
+TEST_CASE("without a GPU's peak FLOP/s the step is not computed, and the report says so",
+          "[time]") {
+  const PlanResult p = test::plan_text(
+      "[model]\npreset = \"llama-2-7b\"\n[cluster]\ngpu_memory = \"80 GiB\"\ngpus_per_node = 1\n");
+  CHECK(p.time.empty());
+  bool warned = false;
+  for (const std::string& w : p.warnings)
+    warned = warned || w.find("no peak FLOP/s") != std::string::npos;
+  CHECK(warned);
+}
