@@ -59,6 +59,15 @@ struct Verdict {
   Phase phase = Phase::backward;  // the phase of the worst stage's peak
 };
 
+// A change that would speed the step up, found by re-planning with it (filled by the CLI).
+struct Lever {
+  std::string knob;              // "global_batch = 256"
+  std::string effect;            // "bubble 8.6 % → 2.3 %, 1,010 → 1,085 tokens/s per GPU"
+  double throughput_before = 0;  // tokens/s per GPU
+  double throughput_after = 0;
+  bool fits = true;  // the changed plan still fits in memory
+};
+
 struct PlanResult {
   PlanInput input;
   Derived derived;
@@ -70,6 +79,7 @@ struct PlanResult {
   std::vector<LineItem> reliability;
   Verdict verdict;
   std::vector<std::string> warnings;
+  std::vector<Lever> levers;
 };
 
 // Computes the whole plan. `input` must have passed validation (config layer); the core does

@@ -77,7 +77,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
 int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   const config::LoadedPlan loaded = load(o);
   if (!o.max.empty()) return run_max(o, loaded, out);
-  const PlanResult plan = compute_plan(loaded.input);
+  PlanResult plan = compute_plan(loaded.input);
+  plan.levers = find_levers(o, plan);
   out << report::render(format_of(o.format), plan, loaded, report_options(o));
   return k_exit_ok;
 }

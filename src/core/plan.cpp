@@ -54,6 +54,31 @@ void add_warnings(const PlanInput& in, PlanResult& r) {
   }
 }
 
+// Throughput per GPU against the same model on one node (weak scaling: same micro-batch and
+// accumulation, data parallelism shrunk to what one node holds).
+void add_scaling(const PlanInput& in, PlanResult& r) {
+  const LineItem* here = find_item(r.time, "throughput.tokens_per_s_per_gpu");
+  const ParallelSpec& p = in.parallel;
+  const int model_parallel = p.tp * p.pp * p.cp;
+  const int gpn = in.cluster.gpus_per_node;
+  if (!here || in.cluster.nodes <= 1 || model_parallel > gpn || gpn % model_parallel != 0) return;
+  PlanInput one = in;
+  one.cluster.nodes = 1;
+  one.parallel.dp = gpn / model_parallel;
+  one.parallel.zero_shard_size = 0;
+  if (one.parallel.ep > one.parallel.dp * one.parallel.cp) return;
+  one.training.global_batch = in.training.micro_batch * one.parallel.dp * r.derived.grad_accum;
+  const PlanResult base = compute_plan(one);
+  const LineItem* there = find_item(base.time, "throughput.tokens_per_s_per_gpu");
+  if (!there || there->value <= 0) return;
+  r.time.push_back(make_item(
+      "scaling.efficiency", "throughput per GPU against one node", Unit::fraction,
+      Expr::term("tokens_per_s_per_gpu", here->value, "tokens/s/GPU here") /
+          Expr::term("one_node", there->value,
+                     "tokens/s/GPU on one node (dp " + std::to_string(one.parallel.dp) + ")"),
+      "weak scaling: the same plan on one node with data parallelism shrunk"));
+}
+
 }  // namespace
 
 std::vector<LineItem> phase_ledger(const PlanInput& input, int stage, Phase phase) {
@@ -106,6 +131,7 @@ PlanResult compute_plan(const PlanInput& input) {
   const int busiest = *std::max_element(layers.begin(), layers.end());
   r.communication = communication_items(input, r.derived, busiest, r.warnings);
   r.time = time_items(input, r.derived, layers, r.communication, worst, r.warnings);
+  add_scaling(input, r);
   r.reliability = reliability_items(input, r.derived, r.time);
   add_warnings(input, r);
   return r;

@@ -29,6 +29,7 @@ std::string format_count(double n) {
 std::string format_percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
 
 std::string format_duration(double s) {
+  if (s == 0) return "0 s";
   if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
   if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
   if (s < 120) return fmt::format("{:.2f} s", s);

@@ -211,6 +211,14 @@ json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
                   {"headroom", plan.verdict.headroom},
                   {"worst_stage", plan.verdict.worst_stage},
                   {"phase", std::string(to_string(plan.verdict.phase))}};
+  json levers = json::array();
+  for (const Lever& l : plan.levers)
+    levers.push_back({{"knob", l.knob},
+                      {"effect", l.effect},
+                      {"tokens_per_s_per_gpu_before", l.throughput_before},
+                      {"tokens_per_s_per_gpu_after", l.throughput_after},
+                      {"fits", l.fits}});
+  j["levers"] = levers;
   json warnings = json::array();
   for (const std::string& w : loaded.warnings) warnings.push_back(w);
   for (const std::string& w : plan.warnings) warnings.push_back(w);

@@ -43,6 +43,39 @@ std::string host_section(const PlanResult& plan, MemUnits u) {
   return out;
 }
 
+std::string items_table(const std::string& title, const std::vector<LineItem>& items, MemUnits u) {
+  if (items.empty()) return "";
+  std::string out = "\n### " + title + "\n\n| item | value | formula | source | kind |\n" +
+                    "|---|---:|---|---|---|\n";
+  for (const LineItem& i : items) {
+    std::string value = format_item_value(i, u);
+    if (i.time_s) value += fmt::format(" in {}", format_duration(*i.time_s));
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", i.id, value, escape(i.formula),
+                       escape(i.source), to_string(i.kind));
+  }
+  return out;
+}
+
+std::string time_section(const PlanResult& plan, MemUnits u) {
+  std::string out;
+  const std::vector<TimeRow> rows = time_rows(plan);
+  if (!rows.empty()) {
+    out += "\n### Step time\n\n| item | what | seconds | share |\n|---|---|---:|---:|\n";
+    for (const TimeRow& r : rows)
+      out += fmt::format("| `{}` | {} | {:.3f} | {} |\n", r.id, escape(r.label), r.seconds,
+                         r.id == "time.step" ? "" : format_percent(r.share));
+    out += "\n" + throughput_line(plan) + "\n";
+  }
+  if (!plan.levers.empty()) {
+    out += "\n**Levers:**\n\n";
+    for (const Lever& l : plan.levers) out += "- " + l.knob + ": " + l.effect + "\n";
+  }
+  out += items_table("Communication per GPU per step", plan.communication, u);
+  out += items_table("Time", plan.time, u);
+  out += items_table("Checkpoints and failures", plan.reliability, u);
+  return out;
+}
+
 std::string basis_section(const PlanResult& plan, MemUnits u) {
   const StageMemory& worst = plan.stages[plan.worst_stage];
   std::string out = fmt::format(
@@ -70,6 +103,7 @@ std::string render_markdown(const PlanResult& plan, const config::LoadedPlan& lo
          verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";
   out += basis_section(plan, u);
   out += host_section(plan, u);
+  out += time_section(plan, u);
   if (!loaded.warnings.empty() || !plan.warnings.empty()) {
     out += "\n### Warnings\n\n";
     for (const std::string& w : loaded.warnings) out += "- " + escape(w) + "\n";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "format.hpp"
 
@@ -95,6 +96,57 @@ std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult&
   out.emplace_back("global batch", fmt::format("{} × {} tokens", d.global_batch, t.seq_len));
   out.emplace_back("grad accum", std::to_string(d.grad_accum));
   return out;
+}
+
+std::vector<TimeRow> time_rows(const PlanResult& plan) {
+  std::vector<TimeRow> rows;
+  const LineItem* step = find_item(plan.time, "time.step");
+  if (!step) return rows;
+  for (const char* id : {"time.compute", "time.recompute", "time.comm_exposed", "time.bubble",
+                         "time.optimizer", "time.step"}) {
+    const LineItem* i = find_item(plan.time, id);
+    if (!i) continue;
+    rows.push_back({i->id, i->label, i->value, step->value > 0 ? i->value / step->value : 0});
+  }
+  return rows;
+}
+
+std::string throughput_line(const PlanResult& plan) {
+  auto v = [&](const char* id) {
+    const LineItem* i = find_item(plan.time, id);
+    return i ? i->value : 0.0;
+  };
+  if (!find_item(plan.time, "time.step")) return "";
+  std::string s = fmt::format(
+      "throughput {} tokens/s ({} per GPU) · MFU {} · HFU {} · bubble {} of the pipeline",
+      format_number(std::round(v("throughput.tokens_per_s"))),
+      format_number(std::round(v("throughput.tokens_per_s_per_gpu"))), format_percent(v("mfu")),
+      format_percent(v("hfu")), format_percent(v("pipeline.bubble_fraction")));
+  if (find_item(plan.time, "scaling.efficiency"))
+    s += " · scaling " + format_percent(v("scaling.efficiency")) + " of one node";
+  if (find_item(plan.time, "time.to_train"))
+    s += " · " + format_duration(v("time.to_train")) + " to train";
+  return s;
+}
+
+std::string reliability_line(const PlanResult& plan, double unit_bytes, const std::string& unit) {
+  auto v = [&](const char* id) {
+    const LineItem* i = find_item(plan.reliability, id);
+    return i ? i->value : 0.0;
+  };
+  if (!find_item(plan.reliability, "checkpoint.size")) return "";
+  std::string s = fmt::format(
+      "checkpoint {:.1f} {} written in {} · MTBF {} · optimal interval {} (Young) / {} (Daly) · "
+      "waste {}",
+      v("checkpoint.size") / unit_bytes, unit, format_duration(v("checkpoint.write_time")),
+      format_duration(v("mtbf")), format_duration(v("checkpoint.interval_young")),
+      format_duration(v("checkpoint.interval_daly")), format_percent(v("checkpoint.waste")));
+  if (find_item(plan.reliability, "checkpoint.waste_planned"))
+    s += " (" + format_percent(v("checkpoint.waste_planned")) + " at checkpoint.interval)";
+  if (find_item(plan.reliability, "reliability.time_lost"))
+    s += fmt::format(" · {:.1f} failures and {} lost over the run", v("reliability.failures"),
+                     format_duration(v("reliability.time_lost")));
+  return s;
 }
 
 std::string verdict_sentence(const PlanResult& plan, const std::string& unit_name,

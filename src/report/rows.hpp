@@ -36,6 +36,16 @@ MemoryView memory_view(const PlanResult& plan);
 std::string plan_title(const PlanResult& plan);
 // Facts of the derived section as label/value pairs, in display order.
 std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult& plan);
+// Time: the step's parts (id, label, seconds, share of the step) and one summary line.
+struct TimeRow {
+  std::string id, label;
+  double seconds = 0;
+  double share = 0;
+};
+std::vector<TimeRow> time_rows(const PlanResult& plan);
+std::string throughput_line(const PlanResult& plan);
+std::string reliability_line(const PlanResult& plan, double unit_bytes, const std::string& unit);
+
 // The verdict as one sentence.
 std::string verdict_sentence(const PlanResult& plan, const std::string& unit_name,
                              double unit_bytes);

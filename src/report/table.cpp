@@ -85,6 +85,47 @@ std::string phases_line(const PlanResult& plan, MemUnits u) {
   return s + "\n";
 }
 
+// One row per item: id, label, value in its unit, and for seconds the share of the step.
+std::string items_rows(const std::string& title, const std::vector<LineItem>& items, MemUnits u,
+                       double step_s) {
+  if (items.empty()) return "";
+  std::size_t wid = 4, wlab = 0;
+  for (const LineItem& i : items) {
+    wid = std::max(wid, width(i.id));
+    wlab = std::max(wlab, width(fit_label(i.label)));
+  }
+  std::string out = "\n" + title + "\n";
+  for (const LineItem& i : items) {
+    std::string value = format_item_value(i, u);
+    if (i.time_s) value += fmt::format(" in {}", format_duration(*i.time_s));
+    std::string share;
+    if (i.unit == Unit::seconds && step_s > 0 && i.id != "time.step" &&
+        i.id.rfind("time.", 0) == 0 && i.id != "time.to_train")
+      share = format_percent(i.value / step_s);
+    std::string calls;
+    for (const Collective& c : i.collectives)
+      calls += (calls.empty() ? "  " : ", ") +
+               fmt::format("{} × {} ({})", format_number(c.calls_per_step), c.collective, c.link);
+    out += pad_right(i.id, wid + 2) + pad_right(fit_label(i.label), wlab) + pad_left(value, 22) +
+           pad_left(share, 9) + calls + "\n";
+  }
+  return out;
+}
+
+std::string time_section(const PlanResult& plan, MemUnits u) {
+  const LineItem* step = find_item(plan.time, "time.step");
+  std::string out =
+      items_rows("Step time (share of the step)", plan.time, u, step ? step->value : 0);
+  if (step) out += throughput_line(plan) + "\n";
+  out += items_rows("Communication per GPU per step", plan.communication, u, 0);
+  out += items_rows("Checkpoints and failures", plan.reliability, u, 0);
+  if (!plan.levers.empty()) {
+    out += "\nLevers:\n";
+    for (const Lever& l : plan.levers) out += "  " + l.knob + ": " + l.effect + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string host_line(const PlanResult& plan, MemUnits u) {
@@ -115,6 +156,7 @@ std::string render_table(const PlanResult& plan, const config::LoadedPlan& loade
   out += host_line(plan, u);
   out += "\nVerdict: " +
          verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";
+  out += time_section(plan, u);
   for (const std::string& w : loaded.warnings) out += "warning: " + w + "\n";
   for (const std::string& w : plan.warnings) out += "warning: " + w + "\n";
   out += "Formulas and sources: trainledger explain ITEM (e.g. trainledger explain optimizer.m)\n";

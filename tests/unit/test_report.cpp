@@ -48,6 +48,17 @@ TEST_CASE("table, markdown and JSON list the same items", "[report]") {
       CHECK(table.find("\n" + id + " ") != std::string::npos);
       CHECK(md.find("| `" + id + "` |") != std::string::npos);
     }
+    for (const char* section : {"communication", "time", "reliability"}) {
+      const auto& items = section == std::string("communication") ? plan.communication
+                          : section == std::string("time")        ? plan.time
+                                                                  : plan.reliability;
+      REQUIRE(j[section]["items"].size() == items.size());
+      for (const LineItem& i : items) {
+        INFO(section << " " << i.id);
+        CHECK(table.find("\n" + i.id + " ") != std::string::npos);
+        CHECK(md.find("| `" + i.id + "` |") != std::string::npos);
+      }
+    }
   }
 }
 
@@ -59,7 +70,7 @@ TEST_CASE("JSON: base units, integer bytes, stable key order, stage totals", "[r
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schema", "version", "plan", "inputs", "origins",
                                          "derived", "memory", "host", "communication", "time",
-                                         "reliability", "verdict", "warnings"});
+                                         "reliability", "verdict", "levers", "warnings"});
   const auto& stages = j["memory"]["stages"];
   REQUIRE(stages.size() == 4);
   CHECK(stages[0]["role"] == "first");
