@@ -80,3 +80,17 @@ TEST_CASE("plan --max prints the largest value that fits and the plan at it", "[
   CHECK(none.code == 1);
   CHECK(none.out.rfind("no seq_len fits", 0) == 0);
 }
+
+TEST_CASE("plan lists the biggest levers, each re-planned and still fitting", "[check][levers]") {
+  const auto r = run_cli({"plan"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("\nLevers:\n  global_batch 256 → 1024 (m 128 → 512): bubble 2.3 % → 0.6 %") !=
+        std::string::npos);
+  const auto j = nlohmann::json::parse(run_cli({"plan", "--format", "json"}).out);
+  REQUIRE(j["levers"].size() >= 1);
+  for (const auto& l : j["levers"]) {
+    CHECK(l["fits"] == true);
+    CHECK(l["tokens_per_s_per_gpu_after"].get<double>() >
+          l["tokens_per_s_per_gpu_before"].get<double>());
+  }
+}
