@@ -30,6 +30,7 @@ struct LineItem {
   Kind kind = Kind::estimated;
   // Communication items only: time for the step's traffic and the calls that make it.
   std::optional<double> time_s;
+  std::string time_formula;  // the formula of time_s, from the same terms
   std::vector<Collective> collectives;
 };
 

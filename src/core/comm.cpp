@@ -54,6 +54,7 @@ struct Builder {
     if (!any) return;
     LineItem item = make_item(id, label, Unit::bytes, volume, source);
     item.time_s = time.value();
+    item.time_formula = time.text();
     item.collectives = calls;
     out.push_back(std::move(item));
   }

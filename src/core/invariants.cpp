@@ -31,6 +31,7 @@ void check_items(const std::vector<LineItem>& items, const std::string& where,
     }
     if (i.time_s && (!std::isfinite(*i.time_s) || *i.time_s < 0))
       out.push_back(at + ": time_s is not a finite, non-negative number");
+    if (i.time_s && i.time_formula.empty()) out.push_back(at + ": time_s without a formula");
   }
 }
 

@@ -27,7 +27,10 @@ json item_json(const LineItem& i) {
   j["terms"] = terms;
   j["source"] = i.source;
   j["kind"] = std::string(to_string(i.kind));
-  if (i.time_s) j["time_s"] = *i.time_s;
+  if (i.time_s) {
+    j["time_s"] = *i.time_s;
+    j["time_formula"] = i.time_formula;
+  }
   if (!i.collectives.empty()) {
     json calls = json::array();
     for (const Collective& c : i.collectives) {

@@ -176,6 +176,12 @@ std::string render_explain(const LineItem& item, const std::string& where, const
                        format_number(t.value), t.label.empty() ? "" : " " + t.label);
     first = false;
   }
+  if (item.time_s)
+    out += fmt::format("  time     {} = {}\n", format_duration(*item.time_s), item.time_formula);
+  for (const Collective& c : item.collectives)
+    out += fmt::format("  call     {} × {} of {} over {} ranks ({})\n",
+                       format_number(c.calls_per_step), c.collective,
+                       memory_with_unit(c.message_bytes, options.units), c.group_size, c.link);
   out += fmt::format("  source   {}\n", item.source);
   out += fmt::format("  kind     {}\n", to_string(item.kind));
   return out;
