@@ -1,8 +1,6 @@
 // Renderers: table, JSON and Markdown views of one PlanResult. They print; they never compute.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "trainledger/config.hpp"
@@ -25,7 +23,6 @@ std::string render_table(const PlanResult& plan, const config::LoadedPlan& loade
                          const Options& options);
 std::string render_markdown(const PlanResult& plan, const config::LoadedPlan& loaded,
                             const Options& options);
-nlohmann::ordered_json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded);
 std::string render_json(const PlanResult& plan, const config::LoadedPlan& loaded);
 
 // `trainledger explain ID`: one item's value, formula, terms, source and kind.

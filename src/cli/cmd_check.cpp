@@ -1,7 +1,9 @@
 // `trainledger check PLAN...`: the CI gate. Exit 0 when every plan fits with the headroom,
 // 1 when one does not (or fits by less than the headroom), 2 on invalid input.
 #include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <ostream>

@@ -1,7 +1,9 @@
 // `trainledger plan`: the ledger of one plan as a table, JSON or Markdown; with --max, the
 // largest micro-batch or sequence length that fits.
 #include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <ostream>
 
@@ -42,7 +44,7 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
                        fit.value, v.peak_bytes / unit, limit / unit, u);
   }
   if (o.format == "json") {
-    nlohmann::ordered_json j = report::plan_json(fit.plan, loaded);
+    auto j = nlohmann::ordered_json::parse(report::render_json(fit.plan, loaded));
     j["search"] = {{"knob", o.max},
                    {"found", fit.found},
                    {"value", fit.value},

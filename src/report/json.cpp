@@ -1,6 +1,8 @@
 // JSON report, schema trainledger.plan/1 (docs/json-schema.md): base units, stable key order.
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "trainledger/report.hpp"
 
 namespace trainledger::report {
@@ -162,8 +164,6 @@ json derived_json(const Derived& d) {
           {"tokens_per_step", d.tokens_per_step}};
 }
 
-}  // namespace
-
 json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
   json j;
   j["schema"] = k_schema;
@@ -228,6 +228,8 @@ json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
   j["warnings"] = warnings;
   return j;
 }
+
+}  // namespace
 
 std::string render_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
   return plan_json(plan, loaded).dump(2) + "\n";
