@@ -25,6 +25,15 @@ void BM_compute_plan_default(benchmark::State& state) {
 }
 BENCHMARK(BM_compute_plan_default);
 
+void BM_compute_plan_memory_only(benchmark::State& state) {
+  const PlanInput input = default_plan().input;
+  for (auto _ : state) {
+    PlanResult r = compute_plan(input, PlanScope{false, false});
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_compute_plan_memory_only);
+
 void BM_compute_plan_pp16(benchmark::State& state) {
   config::LoadOptions o;
   o.sets = {"parallel.pp=16", "parallel.dp=1", "cluster.nodes=16"};

@@ -82,9 +82,16 @@ struct PlanResult {
   std::vector<Lever> levers;
 };
 
-// Computes the whole plan. `input` must have passed validation (config layer); the core does
-// no I/O and does not throw on user data.
-PlanResult compute_plan(const PlanInput& input);
+// What compute_plan works out: memory always; the time side (communication, step,
+// reliability) and the one-node comparison only when asked (searches need memory only).
+struct PlanScope {
+  bool time = true;
+  bool scaling = true;
+};
+
+// Computes the plan. `input` must have passed validation (config layer); the core does no I/O
+// and does not throw on user data.
+PlanResult compute_plan(const PlanInput& input, const PlanScope& scope = {});
 
 // The ledger of one stage at one phase (the plan keeps only the peak phase's items).
 std::vector<LineItem> phase_ledger(const PlanInput& input, int stage, Phase phase);

@@ -68,7 +68,7 @@ void add_scaling(const PlanInput& in, PlanResult& r) {
   one.parallel.zero_shard_size = 0;
   if (one.parallel.ep > one.parallel.dp * one.parallel.cp) return;
   one.training.global_batch = in.training.micro_batch * one.parallel.dp * r.derived.grad_accum;
-  const PlanResult base = compute_plan(one);
+  const PlanResult base = compute_plan(one, PlanScope{true, false});
   const LineItem* there = find_item(base.time, "throughput.tokens_per_s_per_gpu");
   if (!there || there->value <= 0) return;
   r.time.push_back(make_item(
@@ -99,7 +99,7 @@ std::vector<int> stage_layer_counts(const PlanInput& in) {
   return out;
 }
 
-PlanResult compute_plan(const PlanInput& input) {
+PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
   PlanResult r;
   r.input = input;
   r.derived = derive(input);
@@ -128,11 +128,13 @@ PlanResult compute_plan(const PlanInput& input) {
   const StagePlace worst_place{r.worst_stage, layers[r.worst_stage], r.worst_stage == 0,
                                r.worst_stage == pp - 1};
   r.host = host_memory(input, r.derived, worst, offloaded_items(input, r.derived, worst_place));
-  const int busiest = *std::max_element(layers.begin(), layers.end());
-  r.communication = communication_items(input, r.derived, busiest, r.warnings);
-  r.time = time_items(input, r.derived, layers, r.communication, worst, r.warnings);
-  add_scaling(input, r);
-  r.reliability = reliability_items(input, r.derived, r.time);
+  if (scope.time) {
+    const int busiest = *std::max_element(layers.begin(), layers.end());
+    r.communication = communication_items(input, r.derived, busiest, r.warnings);
+    r.time = time_items(input, r.derived, layers, r.communication, worst, r.warnings);
+    if (scope.scaling) add_scaling(input, r);
+    r.reliability = reliability_items(input, r.derived, r.time);
+  }
   add_warnings(input, r);
   return r;
 }

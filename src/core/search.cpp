@@ -15,7 +15,7 @@ struct Probe {
   std::int64_t accum;
   int evaluations = 0;
 
-  PlanResult at(std::int64_t value) {
+  PlanInput input_at(std::int64_t value) const {
     PlanInput in = base;
     if (knob == MaxKnob::micro_batch) {
       in.training.micro_batch = value;
@@ -23,9 +23,14 @@ struct Probe {
     } else {
       in.training.seq_len = value;
     }
-    ++evaluations;
-    return compute_plan(in);
+    return in;
   }
+  // Memory only while searching; the answer gets the whole plan.
+  PlanResult at(std::int64_t value) {
+    ++evaluations;
+    return compute_plan(input_at(value), PlanScope{false, false});
+  }
+  PlanResult full(std::int64_t value) const { return compute_plan(input_at(value)); }
   bool fits(const PlanResult& r) const { return r.verdict.peak_bytes <= limit; }
 };
 
@@ -45,7 +50,7 @@ MaxFit find_max(const PlanInput& input, MaxKnob knob, double limit_bytes) {
   }
   PlanResult low = probe.at(out.step);
   if (!probe.fits(low)) {
-    out.plan = std::move(low);
+    out.plan = probe.full(out.step);
     out.value = out.step;
     out.next_peak_bytes = out.plan.verdict.peak_bytes;
     out.evaluations = probe.evaluations;
@@ -54,14 +59,12 @@ MaxFit find_max(const PlanInput& input, MaxKnob knob, double limit_bytes) {
   // Grow by doubling until a value does not fit, then bisect (in units of `step`).
   std::int64_t good = 1, bad = 0;
   double bad_peak = 0;
-  PlanResult good_plan = std::move(low);
   while (bad == 0) {
     const std::int64_t next = good * 2;
     if (next * out.step > k_max_value) break;
     PlanResult r = probe.at(next * out.step);
     if (probe.fits(r)) {
       good = next;
-      good_plan = std::move(r);
     } else {
       bad = next;
       bad_peak = r.verdict.peak_bytes;
@@ -72,7 +75,6 @@ MaxFit find_max(const PlanInput& input, MaxKnob knob, double limit_bytes) {
     PlanResult r = probe.at(mid * out.step);
     if (probe.fits(r)) {
       good = mid;
-      good_plan = std::move(r);
     } else {
       bad = mid;
       bad_peak = r.verdict.peak_bytes;
@@ -80,7 +82,7 @@ MaxFit find_max(const PlanInput& input, MaxKnob knob, double limit_bytes) {
   }
   out.found = true;
   out.value = good * out.step;
-  out.plan = std::move(good_plan);
+  out.plan = probe.full(out.value);
   out.next_peak_bytes = bad_peak;
   out.evaluations = probe.evaluations;
   return out;
