@@ -35,8 +35,7 @@ class Expr {
   friend Expr operator*(Expr a, const Expr& b);
   friend Expr operator/(Expr a, const Expr& b);
 
-  // Wraps the formula in a named function, e.g. max(a, b) or sqrt(a).
-  static Expr max(const Expr& a, const Expr& b);
+  // Wraps the formula in a named function, e.g. min(a, b) or sqrt(a).
   static Expr min(const Expr& a, const Expr& b);
   static Expr sqrt(const Expr& a);
 

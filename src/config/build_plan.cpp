@@ -37,22 +37,22 @@ std::vector<LoraTarget> to_targets(const std::vector<std::string>& names) {
   return out;
 }
 
-void record(Resolution& r, const std::string& key, std::int64_t value) {
+// Records a value the loader derived, so that reports show it with origin "derived".
+void record(Resolution& r, const std::string& key, Setting::Variant value, std::string display) {
   Setting s;
   s.spec = find_key(key.substr(0, key.find('.')), key.substr(key.find('.') + 1));
-  s.value = value;
-  s.display = std::to_string(value);
+  s.value = std::move(value);
+  s.display = std::move(display);
   s.origin = Origin{"", 0, 0, "derived"};
   r.settings[key] = s;
 }
 
+void record(Resolution& r, const std::string& key, std::int64_t value) {
+  record(r, key, value, std::to_string(value));
+}
+
 void record_text(Resolution& r, const std::string& key, const std::string& value) {
-  Setting s;
-  s.spec = find_key(key.substr(0, key.find('.')), key.substr(key.find('.') + 1));
-  s.value = value;
-  s.display = "\"" + value + "\"";
-  s.origin = Origin{"", 0, 0, "derived"};
-  r.settings[key] = s;
+  record(r, key, value, "\"" + value + "\"");
 }
 
 TrainingSpec build_training(Resolution& r, const Reader& in) {

@@ -14,10 +14,10 @@
 namespace trainledger::config {
 
 struct Setting {
+  using Variant = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
+                               std::vector<std::string>, PeakFlops>;
   const KeySpec* spec = nullptr;
-  std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
-               std::vector<std::string>, PeakFlops>
-      value;
+  Variant value;
   std::string display;  // TOML text as written ("80 GiB" strings keep their quotes)
   Origin origin;
 };

@@ -71,8 +71,7 @@ double adapter_flops(const PlanInput& in) {
 
 }  // namespace
 
-StageFlops stage_flops(const PlanInput& in, int layers, bool first, bool last) {
-  (void)first;
+StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   StageFlops s;
   const ModelSpec& m = in.model;
   if (m.count_only) return s;

@@ -105,11 +105,6 @@ Expr operator/(Expr a, const Expr& b) {
   return Expr::combine(std::move(a), b, " / ", v, Expr::Prec::product);
 }
 
-Expr Expr::max(const Expr& a, const Expr& b) {
-  Expr e = combine(a, b, ", ", std::fmax(a.m_value, b.m_value), Prec::sum);
-  return Expr(e.m_value, "max(" + e.m_text + ")", e.m_terms, Prec::atom);
-}
-
 Expr Expr::min(const Expr& a, const Expr& b) {
   Expr e = combine(a, b, ", ", std::fmin(a.m_value, b.m_value), Prec::sum);
   return Expr(e.m_value, "min(" + e.m_text + ")", e.m_terms, Prec::atom);

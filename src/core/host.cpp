@@ -17,31 +17,6 @@ constexpr const char* k_src_workers = "PyTorch DataLoader: one process per worke
 constexpr const char* k_src_runtime =
     "assumed resident size of one training process (Python, PyTorch, CUDA libraries)";
 
-// Bytes of a full training checkpoint: weights, master copy and optimizer state (FORMULAS.md
-// §5: gradients are not saved).
-double full_checkpoint_bytes(const PlanInput& in, const Derived& d) {
-  const TrainingSpec& t = in.training;
-  double optimizer = 0;
-  switch (t.optimizer) {
-    case Optimizer::adamw:
-      optimizer = 2.0 * dtype_bytes(t.optimizer_dtype);
-      break;
-    case Optimizer::adamw_8bit:
-      optimizer = 2.0 * (1 + 4.0 / 256);
-      break;
-    case Optimizer::sgd:
-      break;
-    case Optimizer::sgd_momentum:
-    case Optimizer::lion:
-      optimizer = dtype_bytes(t.optimizer_dtype);
-      break;
-    case Optimizer::adafactor:
-      optimizer = 0;  // factored state: negligible against the weights
-      break;
-  }
-  return d.params * param_bytes(t) + d.trainable_params * (master_bytes(t) + optimizer);
-}
-
 }  // namespace
 
 HostMemory host_memory(const PlanInput& in, const Derived& d, const StageMemory& worst,
@@ -62,7 +37,7 @@ HostMemory host_memory(const PlanInput& in, const Derived& d, const StageMemory&
     if (i.id != "grads") shard += i.value;
   Expr staging = Expr::term("checkpoint_shard", shard, "B per GPU") * per_node;
   if (in.checkpoint.format == CheckpointFormat::gathered)
-    staging = staging + Expr::term("full_checkpoint", full_checkpoint_bytes(in, d),
+    staging = staging + Expr::term("full_checkpoint", checkpoint_size(in, d).value(),
                                    "B gathered on the first node");
   h.items.push_back(make_item("host.checkpoint_staging", "checkpoint staging", Unit::bytes, staging,
                               k_src_staging));

@@ -62,8 +62,6 @@ MemoryModel memory_model(const PlanInput& in) {
   if (!in.model.count_only) {
     m.layer_none = layer_bytes_expr(in, Recompute::none);
     m.layer_mode = layer_bytes_expr(in, in.training.recompute);
-    m.bytes_none = m.layer_none.value();
-    m.bytes_mode = m.layer_mode.value();
     m.largest_tensor = largest_layer_tensor(in);
   }
   fixed_overheads(in, m);

@@ -20,11 +20,9 @@ struct StagePlace {
 struct MemoryModel {
   Expr layer_none = Expr::term("none", 0, "B");  // one layer, one micro-batch, no recompute
   Expr layer_mode = Expr::term("none", 0, "B");  // ... under the plan's recompute mode
-  double bytes_none = 0;
-  double bytes_mode = 0;
-  double largest_tensor = 0;      // the largest single tensor of a layer
-  std::vector<LineItem> fixed;    // CUDA context and NCCL buffers (every phase)
-  std::vector<LineItem> kernels;  // cuBLAS workspace (once kernels have run)
+  double largest_tensor = 0;                     // the largest single tensor of a layer
+  std::vector<LineItem> fixed;                   // CUDA context and NCCL buffers (every phase)
+  std::vector<LineItem> kernels;                 // cuBLAS workspace (once kernels have run)
 };
 
 MemoryModel memory_model(const PlanInput& in);

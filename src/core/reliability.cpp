@@ -19,39 +19,13 @@ constexpr const char* k_src_waste =
     "expected waste ≈ δ/τ (writing) + (τ/2 + R)/M (lost work and restart per failure); "
     "FORMULAS.md errata 2 corrects the seed's E(T) = 4fT + 55.8/T";
 
-double optimizer_bytes_per_param(const TrainingSpec& t) {
-  switch (t.optimizer) {
-    case Optimizer::adamw:
-      return 2.0 * dtype_bytes(t.optimizer_dtype);
-    case Optimizer::adamw_8bit:
-      return 2.0 * (1 + 4.0 / 256);
-    case Optimizer::sgd_momentum:
-    case Optimizer::lion:
-      return dtype_bytes(t.optimizer_dtype);
-    case Optimizer::sgd:
-    case Optimizer::adafactor:  // factored: negligible against the weights
-      return 0;
-  }
-  return 0;
-}
-
-const LineItem* find(const std::vector<LineItem>& items, const char* id) {
-  return find_item(items, id);
-}
-
 }  // namespace
 
 std::vector<LineItem> reliability_items(const PlanInput& in, const Derived& d,
                                         const std::vector<LineItem>& time) {
   std::vector<LineItem> out;
-  const TrainingSpec& t = in.training;
   const CheckpointSpec& c = in.checkpoint;
-  const Expr size =
-      Expr::term("params", d.params, "params") *
-          Expr::term("param_bytes", param_bytes(t), "B (weights)") +
-      Expr::term("trainable_params", d.trainable_params, "trainable params") *
-          (Expr::term("master_bytes", master_bytes(t), "B (master)") +
-           Expr::term("optimizer_bytes", optimizer_bytes_per_param(t), "B (optimizer state)"));
+  const Expr size = checkpoint_size(in, d);
   out.push_back(make_item("checkpoint.size", "checkpoint: weights + master + optimizer state",
                           Unit::bytes, size, k_src_ckpt));
   // A sharded save writes from every rank in parallel; a gathered one through one rank's NIC.
@@ -98,7 +72,7 @@ std::vector<LineItem> reliability_items(const PlanInput& in, const Derived& d,
     out.push_back(make_item("checkpoint.waste_planned", "expected waste at checkpoint.interval",
                             Unit::fraction, planned, k_src_waste));
   }
-  if (const LineItem* train = find(time, "time.to_train"); train && waste_used < 1) {
+  if (const LineItem* train = find_item(time, "time.to_train"); train && waste_used < 1) {
     // The run's wall time grows by 1/(1 − waste); the difference is lost to checkpoints,
     // failures and restarts.
     const Expr lost = Expr::term("useful_s", train->value, "s of training") *

@@ -59,27 +59,17 @@ MaxFit find_max(const PlanInput& input, MaxKnob knob, double limit_bytes) {
   // Grow by doubling until a value does not fit, then bisect (in units of `step`).
   std::int64_t good = 1, bad = 0;
   double bad_peak = 0;
-  while (bad == 0) {
-    const std::int64_t next = good * 2;
-    if (next * out.step > k_max_value) break;
-    PlanResult r = probe.at(next * out.step);
+  auto try_value = [&](std::int64_t k) {
+    const PlanResult r = probe.at(k * out.step);
     if (probe.fits(r)) {
-      good = next;
+      good = k;
     } else {
-      bad = next;
+      bad = k;
       bad_peak = r.verdict.peak_bytes;
     }
-  }
-  while (bad != 0 && bad - good > 1) {
-    const std::int64_t mid = good + (bad - good) / 2;
-    PlanResult r = probe.at(mid * out.step);
-    if (probe.fits(r)) {
-      good = mid;
-    } else {
-      bad = mid;
-      bad_peak = r.verdict.peak_bytes;
-    }
-  }
+  };
+  while (bad == 0 && good * 2 * out.step <= k_max_value) try_value(good * 2);
+  while (bad != 0 && bad - good > 1) try_value(good + (bad - good) / 2);
   out.found = true;
   out.value = good * out.step;
   out.plan = probe.full(out.value);

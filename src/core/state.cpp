@@ -207,6 +207,31 @@ int master_bytes(const TrainingSpec& t) {
   return (t.precision != DType::fp32 && t.master_weights) ? 4 : 0;
 }
 
+double optimizer_bytes_per_param(const TrainingSpec& t) {
+  switch (t.optimizer) {
+    case Optimizer::adamw:
+      return 2.0 * dtype_bytes(t.optimizer_dtype);
+    case Optimizer::adamw_8bit:
+      return 2.0 * (1 + 4.0 / 256);
+    case Optimizer::sgd_momentum:
+    case Optimizer::lion:
+      return dtype_bytes(t.optimizer_dtype);
+    case Optimizer::sgd:
+    case Optimizer::adafactor:  // factored: negligible against the weights
+      return 0;
+  }
+  return 0;
+}
+
+Expr checkpoint_size(const PlanInput& in, const Derived& d) {
+  const TrainingSpec& t = in.training;
+  return Expr::term("params", d.params, "params") *
+             Expr::term("param_bytes", param_bytes(t), "B (weights)") +
+         Expr::term("trainable_params", d.trainable_params, "trainable params") *
+             (Expr::term("master_bytes", master_bytes(t), "B (master)") +
+              Expr::term("optimizer_bytes", optimizer_bytes_per_param(t), "B (optimizer state)"));
+}
+
 std::vector<LineItem> state_items(const PlanInput& in, const Derived& derived,
                                   const StageParams& sp) {
   const int d = derived.shard_group;

@@ -18,5 +18,10 @@ std::vector<LineItem> state_items(const PlanInput& in, const Derived& derived,
 int param_bytes(const TrainingSpec& t);
 // Bytes of the fp32 master copy per trainable parameter (0 when there is none).
 int master_bytes(const TrainingSpec& t);
+// Bytes of optimizer state per trainable parameter as saved in a checkpoint.
+double optimizer_bytes_per_param(const TrainingSpec& t);
+// A full training checkpoint: weights, master copy and optimizer state, not gradients
+// (FORMULAS.md errata 3).
+Expr checkpoint_size(const PlanInput& in, const Derived& d);
 
 }  // namespace trainledger

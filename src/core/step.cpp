@@ -116,7 +116,7 @@ std::vector<LineItem> time_items(const PlanInput& in, const Derived& d,
   double slow_s = -1;
   std::vector<StageFlops> flops;
   for (int s = 0; s < pp; ++s) {
-    flops.push_back(stage_flops(in, stage_layers[s], s == 0, s == pp - 1));
+    flops.push_back(stage_flops(in, stage_layers[s], s == pp - 1));
     const double t =
         (flops[s].forward + flops[s].backward + flops[s].recompute) / rate +
         (hbm_rate > 0

@@ -75,7 +75,7 @@ void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel& mo
                     const StagePlace& place, const std::vector<LineItem>& state, Parts& parts) {
   const Recompute mode = in.training.recompute;
   if (mode != Recompute::none && place.layers > 0 && in.training.recompute_layers > 0) {
-    const double extra = model.bytes_none - model.bytes_mode;
+    const double extra = model.layer_none.value() - model.layer_mode.value();
     parts.add(Expr::term("recomputed_bytes", extra, "B"), "one layer rematerialized");
   }
   if (place.layers > 0) {

@@ -18,7 +18,7 @@ struct StageFlops {
   double recompute_elementwise_bytes = 0;
   Expr forward_expr = Expr::term("none", 0, "FLOP");
 };
-StageFlops stage_flops(const PlanInput& in, int layers, bool first, bool last);
+StageFlops stage_flops(const PlanInput& in, int layers, bool last);
 
 // Per-step communication items comm.dp, comm.tp, comm.pp, comm.cp, comm.ep (those that apply)
 // for the worst stage's layers.
