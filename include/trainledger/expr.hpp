@@ -11,6 +11,24 @@
 
 namespace trainledger {
 
+// The text of a term's key or label, given as up to four pieces that are joined only when a
+// formula's text is built: a numbers-only evaluation (src/core/formula.hpp) never joins them.
+class Text {
+ public:
+  Text(const char* s) : m_a(s) {}         // NOLINT(google-explicit-constructor)
+  Text(std::string_view s) : m_a(s) {}    // NOLINT(google-explicit-constructor)
+  Text(const std::string& s) : m_a(s) {}  // NOLINT(google-explicit-constructor)
+  Text(std::string_view a, std::string_view b, std::string_view c = {}, std::string_view d = {})
+      : m_a(a), m_b(b), m_c(c), m_d(d) {}
+  // This text with `prefix` in front ("B " + a tensor's name).
+  Text prefixed(std::string_view prefix) const { return Text(prefix, m_a, m_b, m_c); }
+  std::string str() const;
+  bool empty() const { return m_a.empty() && m_b.empty() && m_c.empty() && m_d.empty(); }
+
+ private:
+  std::string_view m_a, m_b, m_c, m_d;
+};
+
 // One named input of a formula: its key (for JSON), value and the label printed after it.
 struct Term {
   std::string key;
@@ -21,7 +39,7 @@ struct Term {
 class Expr {
  public:
   // A named input, printed as "<value> <label>".
-  static Expr term(std::string key, double value, std::string label);
+  static Expr term(Text key, double value, Text label);
   // A pure number that is not an input (e.g. the 2 of 2(n-1)/n); printed as the number.
   static Expr constant(double value);
 
@@ -41,6 +59,15 @@ class Expr {
 
   // Gives the whole expression a label shown in parentheses after it, e.g. "(ZeRO-1 shard)".
   Expr note(std::string_view text) const;
+  // The same with a note made only when the text is wanted (`make` returns a string).
+  template <typename F>
+  Expr note_with(F&& make) const {
+    return note(make());
+  }
+
+  // Formulas are templates over their value type: Expr builds text and terms, Num only the
+  // number (src/core/formula.hpp).
+  static constexpr bool explained = true;
 
  private:
   enum class Prec { sum = 0, product = 1, atom = 2 };

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trainledger/expr.hpp"
+#include "trainledger/items.hpp"
 #include "trainledger/units.hpp"
 
 namespace trainledger {
@@ -20,7 +21,8 @@ struct Collective {
 };
 
 struct LineItem {
-  std::string id;
+  ItemId item = ItemId::params;  // what the item is (info(item) gives its role and traits)
+  std::string id;                // info(item).name
   std::string label;
   double value = 0;  // in base units; integral when unit == bytes
   Unit unit = Unit::bytes;
@@ -36,13 +38,15 @@ struct LineItem {
 
 // Builds a line item from an expression: the value, formula text and terms come from `e`.
 // Byte values are rounded to whole bytes.
-LineItem make_item(std::string id, std::string label, Unit unit, const Expr& e, std::string source,
+LineItem make_item(ItemId id, std::string label, Unit unit, const Expr& e, std::string source,
                    Kind kind = Kind::estimated);
 
 // Sum of the values of `items` (for totals that the invariant checker re-derives).
 double sum_values(const std::vector<LineItem>& items);
 
 // The item with this id, or nullptr.
-const LineItem* find_item(const std::vector<LineItem>& items, std::string_view id);
+const LineItem* find_item(const std::vector<LineItem>& items, ItemId id);
+// The value of the item with this id, or 0 when the list has none.
+double value_of(const std::vector<LineItem>& items, ItemId id);
 
 }  // namespace trainledger

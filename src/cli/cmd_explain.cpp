@@ -50,14 +50,16 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
   }
   const int stage = o.stage >= 0 ? o.stage : plan.worst_stage;
   const StageMemory& st = plan.stages[stage];
-  if (const LineItem* item = find_item(st.items, o.item)) {
-    out << report::render_explain(*item, fmt::format("stage {} ({})", st.stage, st.role), ro);
-    return k_exit_ok;
-  }
-  for (const auto* section : {&plan.communication, &plan.time, &plan.reliability}) {
-    if (const LineItem* item = find_item(*section, o.item)) {
-      out << report::render_explain(*item, "", ro);
+  if (const std::optional<ItemId> id = item_by_name(o.item)) {
+    if (const LineItem* item = find_item(st.items, *id)) {
+      out << report::render_explain(*item, fmt::format("stage {} ({})", st.stage, st.role), ro);
       return k_exit_ok;
+    }
+    for (const auto* section : {&plan.communication, &plan.time, &plan.reliability}) {
+      if (const LineItem* item = find_item(*section, *id)) {
+        out << report::render_explain(*item, "", ro);
+        return k_exit_ok;
+      }
     }
   }
   std::string known;

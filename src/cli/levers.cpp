@@ -16,11 +16,6 @@ struct Candidate {
   std::string text;
 };
 
-double value_of(const std::vector<LineItem>& items, const char* id) {
-  const LineItem* i = find_item(items, id);
-  return i ? i->value : 0.0;
-}
-
 std::vector<Candidate> candidates(const PlanInput& in, const Derived& d) {
   const TrainingSpec& t = in.training;
   const ParallelSpec& p = in.parallel;
@@ -59,9 +54,9 @@ std::vector<Candidate> candidates(const PlanInput& in, const Derived& d) {
 
 std::vector<Lever> find_levers(const PlanOptions& o, const PlanResult& plan) {
   std::vector<Lever> out;
-  const double before = value_of(plan.time, "throughput.tokens_per_s_per_gpu");
+  const double before = value_of(plan.time, ItemId::throughput_tokens_per_s_per_gpu);
   if (before <= 0) return out;
-  const double bubble_before = value_of(plan.time, "pipeline.bubble_fraction");
+  const double bubble_before = value_of(plan.time, ItemId::pipeline_bubble_fraction);
   for (const Candidate& c : candidates(plan.input, plan.derived)) {
     PlanOptions po = o;
     po.max.clear();
@@ -72,13 +67,13 @@ std::vector<Lever> find_levers(const PlanOptions& o, const PlanResult& plan) {
     } catch (const config::ConfigError&) {
       continue;  // not a valid plan (a divisibility rule): not a lever
     }
-    const double after = value_of(r.time, "throughput.tokens_per_s_per_gpu");
+    const double after = value_of(r.time, ItemId::throughput_tokens_per_s_per_gpu);
     if (after <= before * 1.005 || !r.verdict.fits) continue;
     Lever l;
     l.knob = c.text;
     l.throughput_before = before;
     l.throughput_after = after;
-    const double bubble_after = value_of(r.time, "pipeline.bubble_fraction");
+    const double bubble_after = value_of(r.time, ItemId::pipeline_bubble_fraction);
     std::string effect;
     if (bubble_after < bubble_before - 0.001)
       effect = fmt::format("bubble {:.1f} % → {:.1f} %, ", 100 * bubble_before, 100 * bubble_after);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "formula.hpp"
+
 namespace trainledger {
 
 namespace {
@@ -22,9 +24,9 @@ double act_bytes(const PlanInput& in) {
   return in.training.precision == DType::fp32 ? k_fp32 : k_act;
 }
 
-SavedTensor tensor(std::string name, double elements, double bytes, Split split) {
+SavedTensor tensor(Text name, double elements, double bytes, Split split) {
   SavedTensor t;
-  t.name = std::move(name);
+  t.name = name;
   t.elements = elements;
   t.bytes = bytes;
   t.split = split;
@@ -34,9 +36,9 @@ SavedTensor tensor(std::string name, double elements, double bytes, Split split)
 // A norm's saved tensors. Fused kernels keep the 16-bit input; eager PyTorch code (Hugging
 // Face's LlamaRMSNorm) keeps an fp32 copy of it, and the 16-bit normalized output when the
 // norm's weight trains.
-void norm_tensors(const PlanInput& in, const std::string& name, double elements, bool layer_input,
-                  std::vector<SavedTensor>& out) {
-  SavedTensor input = tensor(name + "_in", elements, act_bytes(in), Split::seq);
+void norm_tensors(const PlanInput& in, std::string_view name, double elements, bool layer_input,
+                  Tensors& out) {
+  SavedTensor input = tensor(Text(name, "_in"), elements, act_bytes(in), Split::seq);
   input.layer_input = layer_input;
   input.op_saved = layer_input;
   if (!in.training.eager_norm) {
@@ -47,14 +49,14 @@ void norm_tensors(const PlanInput& in, const std::string& name, double elements,
     input.op_only = true;  // the checkpoint keeps the 16-bit layer input
     out.push_back(input);
   }
-  out.push_back(tensor(name + "_fp32", elements, k_fp32, Split::seq));
+  out.push_back(tensor(Text(name, "_fp32"), elements, k_fp32, Split::seq));
   if (in.training.finetune == Finetune::full)
-    out.push_back(tensor(name + "_normed", elements, act_bytes(in), Split::seq));
+    out.push_back(tensor(Text(name, "_normed"), elements, act_bytes(in), Split::seq));
 }
 
 // LoRA adapters save their own input (the dropout output and mask when lora_dropout > 0) and
 // the rank-r output of A, the input of B (Hu et al. 2021; PEFT's LoraLayer).
-void lora_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
+void lora_tensors(const PlanInput& in, Tensors& out) {
   const TrainingSpec& t = in.training;
   if (t.finetune == Finetune::full) return;
   const ModelSpec& m = in.model;
@@ -62,20 +64,21 @@ void lora_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
   const double h = m.hidden;
   const double q = m.heads * static_cast<double>(head_dim(m));
   for (LoraTarget target : t.lora_targets) {
-    const std::string name = "lora_" + std::string(to_string(target));
+    const std::string_view name = to_string(target);
     double d_in = h;
     Split split = Split::seq;
     if (target == LoraTarget::o) d_in = q, split = Split::tp;
     if (target == LoraTarget::down) d_in = m.ffn, split = Split::tp;
     if (t.lora_dropout > 0) {
-      out.push_back(tensor(name + "_dropout_out", T * d_in, act_bytes(in), split));
-      out.push_back(tensor(name + "_dropout_mask", T * d_in, k_mask, split));
+      out.push_back(tensor(Text("lora_", name, "_dropout_out"), T * d_in, act_bytes(in), split));
+      out.push_back(tensor(Text("lora_", name, "_dropout_mask"), T * d_in, k_mask, split));
     }
-    out.push_back(tensor(name + "_a_out", T * t.lora_rank, act_bytes(in), Split::seq));
+    out.push_back(
+        tensor(Text("lora_", name, "_a_out"), T * t.lora_rank, act_bytes(in), Split::seq));
   }
 }
 
-void attention_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
+void attention_tensors(const PlanInput& in, Tensors& out) {
   const ModelSpec& m = in.model;
   const double T = local_tokens(in);
   const double a = m.heads;
@@ -87,14 +90,18 @@ void attention_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
 
   norm_tensors(in, "attn_norm", T * h, true, out);
   SavedTensor qkv_in = tensor("qkv_in", T * h, ab, Split::seq);
-  qkv_in.weight_input_of = {LoraTarget::q, LoraTarget::k, LoraTarget::v};
+  qkv_in.weight_input_of =
+      target_bit(LoraTarget::q) | target_bit(LoraTarget::k) | target_bit(LoraTarget::v);
   out.push_back(qkv_in);
   SavedTensor q = tensor("q", T * a * d, ab, Split::tp);
   q.op_saved = true;
   out.push_back(q);
-  out.push_back(tensor("k", T * kv * d, ab, Split::tp));
+  SavedTensor k = tensor("k", T * kv * d, ab, Split::tp);
+  k.kv = true;
+  out.push_back(k);
   SavedTensor v = tensor("v", T * kv * d, ab, Split::tp);
   v.op_saved = true;
+  v.kv = true;
   out.push_back(v);
   if (in.training.attention == Attention::eager) {
     // Scores attend over the whole sequence; with CP each rank holds its queries' rows.
@@ -119,42 +126,41 @@ void attention_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
   SavedTensor ctx = tensor("attn_out", T * a * d, ab, Split::tp);
   ctx.op_saved = true;
   // Eager attention's context is only the o projection's input; flash keeps it as its output.
-  if (in.training.attention == Attention::eager) ctx.weight_input_of = {LoraTarget::o};
+  if (in.training.attention == Attention::eager) ctx.weight_input_of = target_bit(LoraTarget::o);
   out.push_back(ctx);
   if (dropout) out.push_back(tensor("attn_dropout_mask", T * h, k_mask, Split::seq));
 }
 
 // MLP on `tokens` tokens of width f: what autograd keeps (PyTorch eager for gated MLPs).
-void mlp_core(const PlanInput& in, double tokens, double f, const std::string& prefix,
-              std::vector<SavedTensor>& out) {
+void mlp_core(const PlanInput& in, double tokens, double f, std::string_view prefix, Tensors& out) {
   const double ab = act_bytes(in);
   if (is_gated(in.model.ffn_act)) {
-    SavedTensor gate = tensor(prefix + "gate_out", tokens * f, ab, Split::tp);
+    SavedTensor gate = tensor(Text(prefix, "gate_out"), tokens * f, ab, Split::tp);
     gate.op_saved = true;  // the first MLP matmul's output
     out.push_back(gate);
-    out.push_back(tensor(prefix + "up_out", tokens * f, ab, Split::tp));
-    out.push_back(tensor(prefix + "act_out", tokens * f, ab, Split::tp));
-    SavedTensor down_in = tensor(prefix + "down_in", tokens * f, ab, Split::tp);
-    down_in.weight_input_of = {LoraTarget::down};
+    out.push_back(tensor(Text(prefix, "up_out"), tokens * f, ab, Split::tp));
+    out.push_back(tensor(Text(prefix, "act_out"), tokens * f, ab, Split::tp));
+    SavedTensor down_in = tensor(Text(prefix, "down_in"), tokens * f, ab, Split::tp);
+    down_in.weight_input_of = target_bit(LoraTarget::down);
     out.push_back(down_in);
   } else {
-    SavedTensor fc1 = tensor(prefix + "fc1_out", tokens * f, ab, Split::tp);
+    SavedTensor fc1 = tensor(Text(prefix, "fc1_out"), tokens * f, ab, Split::tp);
     fc1.op_saved = true;
     out.push_back(fc1);
-    SavedTensor act = tensor(prefix + "act_out", tokens * f, ab, Split::tp);
-    act.weight_input_of = {LoraTarget::down};  // the second matmul's input
+    SavedTensor act = tensor(Text(prefix, "act_out"), tokens * f, ab, Split::tp);
+    act.weight_input_of = target_bit(LoraTarget::down);  // the second matmul's input
     out.push_back(act);
   }
 }
 
-void mlp_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
+void mlp_tensors(const PlanInput& in, Tensors& out) {
   const ModelSpec& m = in.model;
   const double T = local_tokens(in);
   const double h = m.hidden;
   const double ab = act_bytes(in);
   norm_tensors(in, "mlp_norm", T * h, false, out);
   SavedTensor mlp_in = tensor("mlp_in", T * h, ab, Split::seq);
-  mlp_in.weight_input_of = {LoraTarget::gate, LoraTarget::up};
+  mlp_in.weight_input_of = target_bit(LoraTarget::gate) | target_bit(LoraTarget::up);
   out.push_back(mlp_in);
   if (is_moe(m)) {
     const double routed = T * m.experts_per_token;
@@ -181,19 +187,19 @@ void mlp_tensors(const PlanInput& in, std::vector<SavedTensor>& out) {
 // the backward needs); an adapter without dropout reads the same tensor, which then stays.
 // QLoRA's 4-bit matmuls keep theirs: bitsandbytes' MatMul4Bit saves its input whenever the
 // input needs a gradient.
-void drop_frozen_inputs(const PlanInput& in, std::vector<SavedTensor>& tensors) {
+void drop_frozen_inputs(const PlanInput& in, Tensors& tensors) {
   const TrainingSpec& t = in.training;
   if (t.finetune != Finetune::lora) return;
-  std::vector<SavedTensor> out;
-  for (SavedTensor& s : tensors) {
-    bool needed = s.weight_input_of.empty();
-    if (t.lora_dropout == 0) {
-      for (LoraTarget target : t.lora_targets)
-        for (LoraTarget fed : s.weight_input_of) needed = needed || target == fed;
-    }
-    if (needed) out.push_back(std::move(s));
+  TargetSet adapted = 0;
+  if (t.lora_dropout == 0)
+    for (LoraTarget target : t.lora_targets) adapted |= target_bit(target);
+  int kept_count = 0;
+  SavedTensor* items = tensors.begin();
+  for (int i = 0; i < tensors.size(); ++i) {
+    const SavedTensor& s = items[i];
+    if (s.weight_input_of == 0 || (s.weight_input_of & adapted) != 0) items[kept_count++] = s;
   }
-  tensors = std::move(out);
+  tensors.resize_down(kept_count);
 }
 
 bool kept(const SavedTensor& t, Recompute mode) {
@@ -216,8 +222,8 @@ double local_tokens(const PlanInput& in) {
   return seq_local(in) * static_cast<double>(in.training.micro_batch);
 }
 
-std::vector<SavedTensor> layer_tensors(const PlanInput& in) {
-  std::vector<SavedTensor> out;
+Tensors layer_tensors(const PlanInput& in) {
+  Tensors out;
   if (in.model.count_only) return out;
   attention_tensors(in, out);
   mlp_tensors(in, out);
@@ -226,8 +232,8 @@ std::vector<SavedTensor> layer_tensors(const PlanInput& in) {
   return out;
 }
 
-std::vector<SavedTensor> first_stage_tensors(const PlanInput& in) {
-  std::vector<SavedTensor> out;
+Tensors first_stage_tensors(const PlanInput& in) {
+  Tensors out;
   if (in.model.count_only) return out;
   const double T = local_tokens(in);
   const double h = in.model.hidden;
@@ -238,8 +244,8 @@ std::vector<SavedTensor> first_stage_tensors(const PlanInput& in) {
   return out;
 }
 
-std::vector<SavedTensor> last_stage_tensors(const PlanInput& in) {
-  std::vector<SavedTensor> out;
+Tensors last_stage_tensors(const PlanInput& in) {
+  Tensors out;
   if (in.model.count_only) return out;
   const double T = local_tokens(in);
   const double h = in.model.hidden;
@@ -257,7 +263,7 @@ double tensor_bytes(const PlanInput& in, const SavedTensor& t) {
   if (t.split == Split::seq && in.parallel.sequence_parallel) divisor = tp;
   double elements = t.elements;
   // K and V: with tp above kv_heads each rank keeps one replicated head.
-  if ((t.name == "k" || t.name == "v") && in.model.kv_heads < tp && t.split == Split::tp)
+  if (t.kv && in.model.kv_heads < tp && t.split == Split::tp)
     elements = elements / in.model.kv_heads * tp;
   return elements * t.bytes / divisor;
 }
@@ -269,23 +275,30 @@ double layer_bytes(const PlanInput& in, Recompute mode) {
   return sum;
 }
 
-Expr tensors_expr(const PlanInput& in, const std::vector<SavedTensor>& tensors) {
-  Expr e = Expr::term("none", 0, "B");
+template <typename V>
+V tensors_expr(const PlanInput& in, const Tensors& tensors) {
+  V e = V::term("none", 0, "B");
   bool first = true;
   for (const SavedTensor& t : tensors) {
-    Expr term = Expr::term(t.name, tensor_bytes(in, t), "B " + t.name);
+    V term = V::term(t.name, tensor_bytes(in, t), t.name.prefixed("B "));
     e = first ? term : e + term;
     first = false;
   }
   return e;
 }
 
-Expr layer_bytes_expr(const PlanInput& in, Recompute mode) {
-  std::vector<SavedTensor> kept_tensors;
+template <typename V>
+V layer_bytes_expr(const PlanInput& in, Recompute mode) {
+  Tensors kept_tensors;
   for (const SavedTensor& t : layer_tensors(in))
     if (kept(t, mode)) kept_tensors.push_back(t);
-  return tensors_expr(in, kept_tensors);
+  return tensors_expr<V>(in, kept_tensors);
 }
+
+template Expr tensors_expr<Expr>(const PlanInput&, const Tensors&);
+template Num tensors_expr<Num>(const PlanInput&, const Tensors&);
+template Expr layer_bytes_expr<Expr>(const PlanInput&, Recompute);
+template Num layer_bytes_expr<Num>(const PlanInput&, Recompute);
 
 double largest_layer_tensor(const PlanInput& in) {
   double largest = 0;

@@ -1,8 +1,8 @@
 // Activations saved for backward, tensor by tensor (docs/formulas.md#activations).
 #pragma once
 
-#include <string>
-#include <vector>
+#include <array>
+#include <cstdint>
 
 #include "trainledger/expr.hpp"
 #include "trainledger/plan_input.hpp"
@@ -15,8 +15,14 @@ enum class Split {
   seq,  // outside it (norm inputs, residual-side masks): divided by t with sequence parallelism
 };
 
+// A set of LoRA targets, one bit per LoraTarget.
+using TargetSet = std::uint8_t;
+constexpr TargetSet target_bit(LoraTarget t) {
+  return static_cast<TargetSet>(1u << static_cast<int>(t));
+}
+
 struct SavedTensor {
-  std::string name;
+  Text name = "";       // up to three pieces of static text ("lora_", "q_proj", "_a_out")
   double elements = 0;  // per micro-batch, per layer, before any split
   double bytes = 2;     // per element
   Split split = Split::seq;
@@ -24,25 +30,48 @@ struct SavedTensor {
   bool op_saved = false;        // kept by the op policy (torchtitan's selective "op" AC)
   bool op_only = false;         // exists only as a saved op output (not saved otherwise)
   bool layer_input = false;     // kept by full recompute (the checkpoint's input)
+  bool kv = false;              // K or V: one replicated head per rank when tp > kv_heads
   // Matmul inputs kept only for a weight gradient: with LoRA the frozen base does not need
   // them, unless an adapter on that matmul reads the same tensor (lora_dropout = 0).
-  std::vector<LoraTarget> weight_input_of;
+  TargetSet weight_input_of = 0;
+};
+
+// The saved tensors of a layer (or of a stage's edges), in a fixed-size list.
+class Tensors {
+ public:
+  void push_back(const SavedTensor& t) {
+    if (m_size < k_capacity) m_items[m_size++] = t;
+  }
+  const SavedTensor* begin() const { return m_items.data(); }
+  const SavedTensor* end() const { return m_items.data() + m_size; }
+  SavedTensor* begin() { return m_items.data(); }
+  bool empty() const { return m_size == 0; }
+  int size() const { return m_size; }
+  void resize_down(int n) { m_size = n < m_size ? n : m_size; }
+
+ private:
+  // Attention and MLP keep about 30 tensors at most; seven LoRA targets add three each.
+  static constexpr int k_capacity = 64;
+  std::array<SavedTensor, k_capacity> m_items{};
+  int m_size = 0;
 };
 
 // Saved tensors of one transformer layer for one micro-batch of the plan.
-std::vector<SavedTensor> layer_tensors(const PlanInput& in);
+Tensors layer_tensors(const PlanInput& in);
 // Tensors outside the layers: first stage (embedding side) or last stage (final norm, head).
-std::vector<SavedTensor> first_stage_tensors(const PlanInput& in);
-std::vector<SavedTensor> last_stage_tensors(const PlanInput& in);
+Tensors first_stage_tensors(const PlanInput& in);
+Tensors last_stage_tensors(const PlanInput& in);
 
 // Bytes of one tensor on one GPU.
 double tensor_bytes(const PlanInput& in, const SavedTensor& t);
 
 // Bytes one layer keeps for one micro-batch under `mode`.
 double layer_bytes(const PlanInput& in, Recompute mode);
-// The same as an expression whose terms are the kept tensors.
-Expr layer_bytes_expr(const PlanInput& in, Recompute mode);
-Expr tensors_expr(const PlanInput& in, const std::vector<SavedTensor>& tensors);
+// The same as a formula whose terms are the kept tensors (V = Expr or Num).
+template <typename V>
+V layer_bytes_expr(const PlanInput& in, Recompute mode);
+template <typename V>
+V tensors_expr(const PlanInput& in, const Tensors& tensors);
 
 // Tokens one GPU processes per micro-batch (s / cp × b).
 double local_tokens(const PlanInput& in);

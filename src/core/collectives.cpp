@@ -1,11 +1,29 @@
 // Ring collectives (Patarasuk & Yuan 2009; NCCL): per-GPU volume in the nccl-tests busbw
 // convention, so that a measured busbw plugs in directly (nccl-tests doc/PERFORMANCE.md:
 // busbw = algbw × 2(n−1)/n for all-reduce, × (n−1)/n for all-gather and reduce-scatter).
-#include "trainledger/collectives.hpp"
+#include "collectives.hpp"
+
+#include "formula.hpp"
 
 #include <cmath>
 
 namespace trainledger {
+
+std::string_view to_string(Dim d) {
+  switch (d) {
+    case Dim::dp:
+      return "dp";
+    case Dim::tp:
+      return "tp";
+    case Dim::pp:
+      return "pp";
+    case Dim::cp:
+      return "cp";
+    case Dim::ep:
+      return "ep";
+  }
+  return "?";
+}
 
 std::string_view to_string(CollKind k) {
   switch (k) {
@@ -39,7 +57,7 @@ Group group_of(const PlanInput& in, std::string_view dim, int size) {
     if (d == "pp") stride *= p.pp;
   }
   Group g;
-  g.name = std::string(dim);
+  g.name = dim;
   g.size = size;
   g.stride = stride;
   const double span = static_cast<double>(stride) * size;
@@ -49,23 +67,6 @@ Group group_of(const PlanInput& in, std::string_view dim, int size) {
   g.link.latency =
       g.link.inter_node ? in.cluster.inter_node_latency : in.cluster.intra_node_latency;
   return g;
-}
-
-Expr call_volume(CollKind k, int n, const Expr& message_bytes) {
-  const Expr nn = Expr::term("group_size", n, "ranks");
-  const Expr share = (nn - Expr::constant(1)) / nn;
-  switch (k) {
-    case CollKind::all_reduce:
-    case CollKind::tree_all_reduce:
-      return Expr::constant(2) * share * message_bytes;
-    case CollKind::all_gather:
-    case CollKind::reduce_scatter:
-    case CollKind::all_to_all:
-      return share * message_bytes;
-    case CollKind::send_recv:
-      return message_bytes;
-  }
-  return message_bytes;
 }
 
 double call_steps(CollKind k, int n) {
@@ -84,18 +85,10 @@ double call_steps(CollKind k, int n) {
   return 1;
 }
 
-Expr calls_time(CollKind k, const Group& g, const Expr& message_bytes, const Expr& calls) {
-  const Expr latency = Expr::term("latency", g.link.latency, "s") *
-                       Expr::term("steps", call_steps(k, g.size), "steps");
-  const Expr transfer =
-      call_volume(k, g.size, message_bytes) / Expr::term("busbw", g.link.bandwidth, "B/s");
-  return calls * (latency + transfer);
-}
-
 BusReading nccl_reading(CollKind k, int n, double message_bytes, double seconds) {
   BusReading r;
   if (seconds <= 0 || n < 1) return r;
-  r.per_rank_bytes = call_volume(k, n, Expr::constant(message_bytes)).value();
+  r.per_rank_bytes = call_volume(k, n, Num::constant(message_bytes)).value();
   r.algbw = message_bytes / seconds;
   r.busbw = r.per_rank_bytes / seconds;
   return r;

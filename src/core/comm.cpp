@@ -3,10 +3,11 @@
 #include <cmath>
 
 #include "activations.hpp"
+#include "collectives.hpp"
+#include "formula.hpp"
 #include "stage_params.hpp"
 #include "state.hpp"
 #include "timing.hpp"
-#include "trainledger/collectives.hpp"
 
 namespace trainledger {
 
@@ -30,33 +31,56 @@ constexpr const char* k_src_ep =
     "Lepikhin et al. 2020 (GShard), Megatron-Core MoE: all-to-all dispatch and combine per MoE "
     "layer, forward and backward";
 
+template <typename V>
 struct Builder {
-  Expr volume = Expr::term("none", 0, "B");
-  Expr time = Expr::term("none", 0, "s");
-  std::vector<Collective> calls;
+  V volume = V::term("none", 0, "B");
+  V time = V::term("none", 0, "s");
+  CommDim dim;
   bool any = false;
 
   void add(CollKind kind, const Group& g, double message_bytes, double calls_per_step,
-           const std::string& what) {
-    const Expr msg = Expr::term("message_bytes", message_bytes, "B " + what);
-    const Expr n = Expr::term("calls", calls_per_step, "calls");
-    const Expr v = (n * call_volume(kind, g.size, msg)).note(std::string(to_string(kind)));
-    const Expr t = calls_time(kind, g, msg, n);
+           std::string_view what, bool after_step = false) {
+    const V msg = V::term("message_bytes", message_bytes, Text("B ", what));
+    const V n = V::term("calls", calls_per_step, "calls");
+    const V v = (n * call_volume(kind, g.size, msg)).note(to_string(kind));
+    const V t = calls_time(kind, g, msg, n);
     volume = any ? volume + v : v;
     time = any ? time + t : t;
     any = true;
-    calls.push_back(Collective{std::string(to_string(kind)), g.size, message_bytes, calls_per_step,
-                               g.link.name()});
+    if (dim.n_calls < static_cast<int>(dim.calls.size()))
+      dim.calls[dim.n_calls++] = CollCall{
+          kind, g.size, message_bytes, calls_per_step, g.link.inter_node, t.value(), after_step};
   }
 
-  void emit(const std::string& id, const std::string& label, const char* source,
-            std::vector<LineItem>& out) {
+  // Records the dimension's typed result and its report item. `granule_calls`: the calls
+  // that split the overlappable traffic into the units of which one is always exposed.
+  template <typename L>
+  void emit(Dim d, ItemId id, L&& label, const char* source, double granule_calls, Comm<V>& out) {
     if (!any) return;
-    LineItem item = make_item(id, label, Unit::bytes, volume, source);
-    item.time_s = time.value();
-    item.time_formula = time.text();
-    item.collectives = calls;
-    out.push_back(std::move(item));
+    const auto item = make(id, std::forward<L>(label), Unit::bytes, volume, source);
+    dim.dim = d;
+    dim.present = true;
+    dim.bytes = item.value;
+    dim.time_s = time.value();
+    double tail = 0;
+    for (int i = 0; i < dim.n_calls; ++i)
+      if (dim.calls[i].after_step) tail += dim.calls[i].time_s;
+    dim.tail_s = tail;
+    dim.overlappable_s = dim.time_s - tail;
+    dim.granule_s = dim.overlappable_s / std::max(1.0, granule_calls);
+    out.dims[d] = dim;
+    out.items.push_back(item);
+    if constexpr (V::explained) {
+      LineItem& li = out.items.back();
+      li.time_s = time.value();
+      li.time_formula = time.text();
+      for (int i = 0; i < dim.n_calls; ++i) {
+        const CollCall& c = dim.calls[i];
+        li.collectives.push_back(Collective{std::string(to_string(c.kind)), c.group_size,
+                                            c.message_bytes, c.calls_per_step,
+                                            c.inter_node ? "inter-node" : "intra-node"});
+      }
+    }
   }
 };
 
@@ -65,8 +89,9 @@ double grad_syncs(const PlanInput& in, const Derived& d) {
                                                               : 1.0;
 }
 
+template <typename V>
 void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int layers,
-              std::vector<LineItem>& out) {
+              Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
   const int replicas = p.dp * p.cp;
   if (replicas <= 1) return;
@@ -78,21 +103,25 @@ void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int 
   const double syncs = grad_syncs(in, d);
   const double m = static_cast<double>(d.grad_accum);
   const CollKind ar = p.tree_allreduce ? CollKind::tree_all_reduce : CollKind::all_reduce;
-  Builder b;
+  Builder<V> b;
   const int shard = p.zero > 0 && p.zero_shard_size > 0 ? p.zero_shard_size : replicas;
   const Group whole = group_of(in, "dp", replicas);
   Group shard_group = group_of(in, "dp", shard);
   shard_group.name = "dp_shard";
   const double buckets = std::max(1.0, std::ceil(grad_bytes / p.bucket_size));
+  // One bucket (DDP, ZeRO-1/2) or one gathered unit (ZeRO-3) is never hidden.
+  double granule_calls = buckets * syncs;
   if (p.zero == 0) {
     b.add(ar, whole, grad_bytes / buckets, buckets * syncs, "gradient bucket");
   } else if (p.zero <= 2) {
     b.add(CollKind::reduce_scatter, shard_group, grad_bytes / buckets, buckets * syncs,
           "gradient bucket");
-    b.add(CollKind::all_gather, shard_group, param_bytes_local, 1, "updated parameters");
+    // The updated parameters are gathered after the optimizer step.
+    b.add(CollKind::all_gather, shard_group, param_bytes_local, 1, "updated parameters", true);
   } else {
     // FSDP gathers and reduces one wrapped unit at a time: every layer, and the root.
     const double units = std::max(1, layers) + 1.0;
+    granule_calls = m * units;
     b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
           "parameters of one unit (forward)");
     b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
@@ -107,13 +136,15 @@ void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int 
     rep.link = whole.link;
     b.add(ar, rep, grad_bytes / shard, 1, "gradient shard across replicas");
   }
-  b.emit(
-      "comm.dp",
-      "data parallel (" + std::string(p.zero == 0 ? "DDP" : "ZeRO-" + std::to_string(p.zero)) + ")",
-      k_src_dp, out);
+  auto label = [&] {
+    return "data parallel (" + std::string(p.zero == 0 ? "DDP" : "ZeRO-" + std::to_string(p.zero)) +
+           ")";
+  };
+  b.emit(Dim::dp, ItemId::comm_dp, label, k_src_dp, granule_calls, out);
 }
 
-void tp_items(const PlanInput& in, const Derived& d, int layers, std::vector<LineItem>& out) {
+template <typename V>
+void tp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
   if (p.tp <= 1 || in.model.count_only || layers == 0) return;
   const double m = static_cast<double>(d.grad_accum);
@@ -124,7 +155,7 @@ void tp_items(const PlanInput& in, const Derived& d, int layers, std::vector<Lin
                        : 0;
   const double per_step = m * (4.0 * layers + 2.0 * ckpt);
   const Group g = group_of(in, "tp", p.tp);
-  Builder b;
+  Builder<V> b;
   if (p.sequence_parallel) {
     // Each all-reduce becomes an all-gather and a reduce-scatter; backward gathers the
     // column-parallel layers' inputs again for their weight gradients (2 per layer).
@@ -133,73 +164,80 @@ void tp_items(const PlanInput& in, const Derived& d, int layers, std::vector<Lin
   } else {
     b.add(CollKind::all_reduce, g, message, per_step, "activations");
   }
-  b.emit("comm.tp", "tensor parallel", k_src_tp, out);
+  b.emit(Dim::tp, ItemId::comm_tp, "tensor parallel", k_src_tp, 1, out);
 }
 
-void pp_items(const PlanInput& in, const Derived& d, std::vector<LineItem>& out) {
+template <typename V>
+void pp_items(const PlanInput& in, const Derived& d, Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
   if (p.pp <= 1 || in.model.count_only) return;
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   double message = local_tokens(in) * in.model.hidden * ab;
   if (p.sequence_parallel) message /= p.tp;
   const double chunks = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
-  Builder b;
+  Builder<V> b;
   b.add(CollKind::send_recv, group_of(in, "pp", p.pp), message,
         2.0 * static_cast<double>(d.grad_accum) * chunks, "activations or their gradients");
-  b.emit("comm.pp", "pipeline sends", k_src_pp, out);
+  b.emit(Dim::pp, ItemId::comm_pp, "pipeline sends", k_src_pp, 1, out);
 }
 
-void cp_items(const PlanInput& in, const Derived& d, int layers, std::vector<LineItem>& out) {
+template <typename V>
+void cp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
   if (p.cp <= 1 || in.model.count_only || layers == 0) return;
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   const double kv_heads = std::max(1.0, static_cast<double>(in.model.kv_heads) / p.tp);
   const double message = 2 * local_tokens(in) * kv_heads * head_dim(in.model) * ab;
-  Builder b;
+  Builder<V> b;
   b.add(CollKind::send_recv, group_of(in, "cp", p.cp), message,
         3.0 * (p.cp - 1) * layers * static_cast<double>(d.grad_accum), "K/V block");
-  b.emit("comm.cp", "context parallel (ring attention)", k_src_cp, out);
+  b.emit(Dim::cp, ItemId::comm_cp, "context parallel (ring attention)", k_src_cp, 1, out);
 }
 
-void ep_items(const PlanInput& in, const Derived& d, int layers, std::vector<LineItem>& out) {
+template <typename V>
+void ep_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
   if (p.ep <= 1 || !is_moe(in.model) || layers == 0) return;
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   const double message = local_tokens(in) * in.model.experts_per_token * in.model.hidden * ab;
-  Builder b;
+  Builder<V> b;
   b.add(CollKind::all_to_all, group_of(in, "ep", p.ep), message,
         4.0 * layers * static_cast<double>(d.grad_accum), "routed tokens");
-  b.emit("comm.ep", "expert parallel", k_src_ep, out);
+  b.emit(Dim::ep, ItemId::comm_ep, "expert parallel", k_src_ep, 1, out);
 }
 
 }  // namespace
 
-std::vector<LineItem> communication_items(const PlanInput& in, const Derived& d, int layers,
-                                          std::vector<std::string>& warnings) {
-  std::vector<LineItem> out;
+template <typename V>
+Comm<V> communication(const PlanInput& in, const Derived& d, int layers, Warnings* warnings) {
+  Comm<V> out;
   const ParallelSpec& p = in.parallel;
   const StageParams sp = stage_params(in, layers, p.pp == 1, true);
-  dp_items(in, d, sp, layers, out);
-  tp_items(in, d, layers, out);
-  pp_items(in, d, out);
-  cp_items(in, d, layers, out);
-  ep_items(in, d, layers, out);
+  dp_items<V>(in, d, sp, layers, out);
+  tp_items<V>(in, d, layers, out);
+  pp_items<V>(in, d, out);
+  cp_items<V>(in, d, layers, out);
+  ep_items<V>(in, d, layers, out);
+  if (!warnings) return out;
   if (p.tp > 1 && group_of(in, "tp", p.tp).link.inter_node)
-    warnings.push_back(
+    warnings->push_back(
         "parallel: the tp group spans nodes (tp × its inner dimensions exceeds "
         "gpus_per_node); tensor-parallel traffic uses the inter-node link");
-  for (const LineItem& item : out) {
-    for (const Collective& c : item.collectives) {
-      const bool inter = c.link == "inter-node";
+  for (const CommDim& dim : out.dims.dims) {
+    for (int i = 0; i < dim.n_calls; ++i) {
+      const bool inter = dim.calls[i].inter_node;
       const double bw = inter ? in.cluster.inter_node_bandwidth : in.cluster.intra_node_bandwidth;
       if (bw <= 0) {
-        warnings.push_back("cluster: " + std::string(inter ? "inter" : "intra") +
-                           "_node_bandwidth is not given: communication time is not computed");
+        warnings->push_back("cluster: " + std::string(inter ? "inter" : "intra") +
+                            "_node_bandwidth is not given: communication time is not computed");
         return out;
       }
     }
   }
   return out;
 }
+
+template Comm<Expr> communication<Expr>(const PlanInput&, const Derived&, int, Warnings*);
+template Comm<Num> communication<Num>(const PlanInput&, const Derived&, int, Warnings*);
 
 }  // namespace trainledger

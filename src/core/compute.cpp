@@ -79,12 +79,8 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   const double adapters = adapter_flops(in);
   const double T = local_tokens(in);
   const double head = last ? 2 * T * m.hidden * static_cast<double>(m.vocab) / in.parallel.tp : 0;
-  const Expr layer = Expr::term("matmul_flops", lf.matmul, "FLOP (matmuls)") +
-                     Expr::term("attention_flops", lf.attention, "FLOP (QKᵀ, AV)");
-  s.forward_expr = (layer + Expr::term("adapter_flops", adapters, "FLOP (adapters)")) *
-                   Expr::term("layers", layers, "layers");
-  if (last) s.forward_expr = s.forward_expr + Expr::term("head_flops", head, "FLOP (LM head)");
-  s.forward = s.forward_expr.value();
+  s.forward = (lf.matmul + lf.attention + adapters) * layers;
+  if (last) s.forward += head;
   // Frozen matmuls (LoRA, QLoRA) need only the input gradient.
   const bool frozen = in.training.finetune != Finetune::full;
   const double matmul_bwd = (frozen ? 1.0 : 2.0) * lf.matmul + 2.0 * adapters;

@@ -53,10 +53,18 @@ std::string format_number(double v) {
 Expr::Expr(double value, std::string text, std::vector<Term> terms, Prec prec)
     : m_value(value), m_text(std::move(text)), m_terms(std::move(terms)), m_prec(prec) {}
 
-Expr Expr::term(std::string key, double value, std::string label) {
+std::string Text::str() const {
+  std::string out;
+  out.reserve(m_a.size() + m_b.size() + m_c.size() + m_d.size());
+  out.append(m_a).append(m_b).append(m_c).append(m_d);
+  return out;
+}
+
+Expr Expr::term(Text key, double value, Text label) {
   std::string text = format_number(value);
-  if (!label.empty()) text += " " + label;
-  return Expr(value, std::move(text), {Term{std::move(key), value, std::move(label)}}, Prec::atom);
+  std::string label_text = label.str();
+  if (!label_text.empty()) text += " " + label_text;
+  return Expr(value, std::move(text), {Term{key.str(), value, std::move(label_text)}}, Prec::atom);
 }
 
 Expr Expr::constant(double value) { return Expr(value, format_number(value), {}, Prec::atom); }

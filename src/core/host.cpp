@@ -19,43 +19,48 @@ constexpr const char* k_src_runtime =
 
 }  // namespace
 
-HostMemory host_memory(const PlanInput& in, const Derived& d, const StageMemory& worst,
-                       const std::vector<LineItem>& offloaded) {
-  HostMemory h;
+template <typename V>
+HostOf<V> host_memory(const PlanInput& in, const Derived& d, const Items<V>& worst_items,
+                      const Items<V>& offloaded) {
+  HostOf<V> h;
   const int gpus = in.cluster.gpus_per_node;
-  const Expr per_node = Expr::term("gpus_per_node", gpus, "GPUs per node");
+  const V per_node = V::term("gpus_per_node", gpus, "GPUs per node");
   if (!offloaded.empty()) {
-    const double bytes = sum_values(offloaded);
-    h.items.push_back(make_item("host.offload", "offloaded optimizer state (pinned)", Unit::bytes,
-                                Expr::term("offloaded_per_gpu", bytes, "B per GPU") * per_node,
-                                k_src_offload));
+    const double bytes = sum_of(offloaded);
+    h.items.push_back(make(ItemId::host_offload, "offloaded optimizer state (pinned)", Unit::bytes,
+                           V::term("offloaded_per_gpu", bytes, "B per GPU") * per_node,
+                           k_src_offload));
   }
+  // Every checkpointed item a GPU holds, on the GPU or offloaded, is staged before the write.
   double shard = 0;
-  for (const LineItem& i : worst.items)
-    if (i.id == "params" || i.id == "master" || i.id.rfind("optimizer.", 0) == 0) shard += i.value;
-  for (const LineItem& i : offloaded)
-    if (i.id != "grads") shard += i.value;
-  Expr staging = Expr::term("checkpoint_shard", shard, "B per GPU") * per_node;
+  for (const auto& i : worst_items)
+    if (info(i.item).in_checkpoint) shard += i.value;
+  for (const auto& i : offloaded)
+    if (info(i.item).in_checkpoint) shard += i.value;
+  V staging = V::term("checkpoint_shard", shard, "B per GPU") * per_node;
   if (in.checkpoint.format == CheckpointFormat::gathered)
-    staging = staging + Expr::term("full_checkpoint", checkpoint_size(in, d).value(),
-                                   "B gathered on the first node");
-  h.items.push_back(make_item("host.checkpoint_staging", "checkpoint staging", Unit::bytes, staging,
-                              k_src_staging));
+    staging = staging + V::term("full_checkpoint", checkpoint_size<V>(in, d).value(),
+                                "B gathered on the first node");
+  h.items.push_back(make(ItemId::host_checkpoint_staging, "checkpoint staging", Unit::bytes,
+                         staging, k_src_staging));
   if (in.training.data_workers > 0) {
-    h.items.push_back(
-        make_item("host.data_workers", "data-loader workers", Unit::bytes,
-                  Expr::term("workers", in.training.data_workers, "workers per GPU") *
-                      Expr::term("worker_memory", in.training.data_worker_memory, "B") * per_node,
-                  k_src_workers, Kind::assumed));
+    h.items.push_back(make(ItemId::host_data_workers, "data-loader workers", Unit::bytes,
+                           V::term("workers", in.training.data_workers, "workers per GPU") *
+                               V::term("worker_memory", in.training.data_worker_memory, "B") *
+                               per_node,
+                           k_src_workers, Kind::assumed));
   }
-  h.items.push_back(make_item(
-      "host.runtime", "training processes", Unit::bytes,
-      Expr::term("process_memory", in.cluster.host_process_memory, "B per rank") * per_node,
-      k_src_runtime, Kind::assumed));
-  h.peak_bytes = sum_values(h.items);
-  h.capacity_bytes = in.cluster.host_memory;
-  h.fits = h.capacity_bytes <= 0 || h.peak_bytes <= h.capacity_bytes;
+  h.items.push_back(
+      make(ItemId::host_runtime, "training processes", Unit::bytes,
+           V::term("process_memory", in.cluster.host_process_memory, "B per rank") * per_node,
+           k_src_runtime, Kind::assumed));
+  h.peak_bytes = sum_of(h.items);
   return h;
 }
+
+template HostOf<Expr> host_memory<Expr>(const PlanInput&, const Derived&, const Items<Expr>&,
+                                        const Items<Expr>&);
+template HostOf<Num> host_memory<Num>(const PlanInput&, const Derived&, const Items<Num>&,
+                                      const Items<Num>&);
 
 }  // namespace trainledger

@@ -5,10 +5,11 @@
 
 namespace trainledger {
 
-LineItem make_item(std::string id, std::string label, Unit unit, const Expr& e, std::string source,
+LineItem make_item(ItemId id, std::string label, Unit unit, const Expr& e, std::string source,
                    Kind kind) {
   LineItem item;
-  item.id = std::move(id);
+  item.item = id;
+  item.id = std::string(info(id).name);
   item.label = std::move(label);
   item.unit = unit;
   item.value = unit == Unit::bytes ? std::round(e.value()) : e.value();
@@ -25,10 +26,15 @@ double sum_values(const std::vector<LineItem>& items) {
   return sum;
 }
 
-const LineItem* find_item(const std::vector<LineItem>& items, std::string_view id) {
+const LineItem* find_item(const std::vector<LineItem>& items, ItemId id) {
   for (const LineItem& i : items)
-    if (i.id == id) return &i;
+    if (i.item == id) return &i;
   return nullptr;
+}
+
+double value_of(const std::vector<LineItem>& items, ItemId id) {
+  const LineItem* i = find_item(items, id);
+  return i ? i->value : 0.0;
 }
 
 }  // namespace trainledger

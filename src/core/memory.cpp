@@ -22,16 +22,9 @@ constexpr const char* k_src_loss =
     "PyTorch cross_entropy on an fp32 copy of the logits: log_softmax saves its fp32 output; "
     "Megatron-LM splits the vocabulary over tp (vocab-parallel cross-entropy)";
 
-bool offloaded(const PlanInput& in, const std::string& id) {
-  const Offload o = in.parallel.offload;
-  if (o == Offload::none) return false;
-  const bool optimizer = id.rfind("optimizer.", 0) == 0 || id == "master" || id == "grads";
-  return optimizer || (o == Offload::optimizer_params && id == "params");
-}
+bool offloaded(const PlanInput& in, ItemId id) { return offloaded_under(id, in.parallel.offload); }
 
-bool present_at_init(const std::string& id) {
-  return id == "params" || id == "master" || id.rfind("params.", 0) == 0;
-}
+bool present_at_init(ItemId id) { return info(id).at_init; }
 
 // Layers of the stage that are checkpointed under the plan's recompute mode.
 int checkpointed_layers(const PlanInput& in, int layers) {
@@ -57,152 +50,180 @@ std::string_view to_string(Phase p) {
   return "?";
 }
 
-MemoryModel memory_model(const PlanInput& in) {
-  MemoryModel m;
+template <typename V>
+MemoryModel<V> memory_model(const PlanInput& in) {
+  MemoryModel<V> m;
   if (!in.model.count_only) {
-    m.layer_none = layer_bytes_expr(in, Recompute::none);
-    m.layer_mode = layer_bytes_expr(in, in.training.recompute);
+    m.layer_none = layer_bytes_expr<V>(in, Recompute::none);
+    m.layer_mode = layer_bytes_expr<V>(in, in.training.recompute);
     m.largest_tensor = largest_layer_tensor(in);
   }
-  fixed_overheads(in, m);
+  fixed_overheads<V>(in, m);
   return m;
 }
 
-std::vector<LineItem> activation_items(const PlanInput& in, const Derived& d,
-                                       const MemoryModel& model, const StagePlace& place) {
-  std::vector<LineItem> out;
+template <typename V>
+Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                          const StagePlace& place) {
+  Items<V> out;
   if (in.model.count_only) return out;
   const double m = static_cast<double>(d.grad_accum);
-  const Expr flight = layers_in_flight(in, place.stage, m);
+  const V flight = layers_in_flight<V>(in, place.stage, m);
   const int ckpt = checkpointed_layers(in, place.layers);
   const int plain = place.layers - ckpt;
   if (place.layers > 0) {
-    Expr layers = Expr::term("none", 0, "B");
-    const Expr plain_layers = Expr::term("layers", plain, "layers");
-    const Expr ckpt_layers = Expr::term("recomputed_layers", ckpt, "recomputed layers");
-    const Expr& per_plain = model.layer_none;
-    const Expr& per_ckpt = model.layer_mode;
+    V layers = V::term("none", 0, "B");
+    const V plain_layers = V::term("layers", plain, "layers");
+    const V ckpt_layers = V::term("recomputed_layers", ckpt, "recomputed layers");
+    const V& per_plain = model.layer_none;
+    const V& per_ckpt = model.layer_mode;
     if (ckpt == 0)
       layers = per_plain * plain_layers;
     else if (plain == 0)
       layers = per_ckpt * ckpt_layers;
     else
       layers = per_plain * plain_layers + per_ckpt * ckpt_layers;
-    std::string label =
-        "activations (" + std::string(to_string(in.training.recompute)) + " recompute)";
-    out.push_back(make_item("activations", label, Unit::bytes, layers * flight, k_src_korthikanti));
+    auto label = [&] {
+      return "activations (" + std::string(to_string(in.training.recompute)) + " recompute)";
+    };
+    out.push_back(
+        make(ItemId::activations, label, Unit::bytes, layers * flight, k_src_korthikanti));
   }
-  std::vector<SavedTensor> edges;
+  Tensors edges;
   if (place.first) edges = first_stage_tensors(in);
-  Expr edge_expr = Expr::term("none", 0, "B");
-  if (!edges.empty()) edge_expr = tensors_expr(in, edges) * flight;
+  V edge_expr = V::term("none", 0, "B");
+  if (!edges.empty()) edge_expr = tensors_expr<V>(in, edges) * flight;
   if (place.last) {
-    const Expr head = tensors_expr(in, last_stage_tensors(in)) * loss_in_flight(in, m);
+    const V head = tensors_expr<V>(in, last_stage_tensors(in)) * loss_in_flight<V>(in, m);
     edge_expr = edges.empty() ? head : edge_expr + head;
   }
   if (place.last || !edges.empty()) {
-    out.push_back(make_item("activations.edges",
-                            place.last ? "final norm and LM-head inputs" : "embedding side",
-                            Unit::bytes, edge_expr, k_src_korthikanti));
+    out.push_back(make(ItemId::activations_edges,
+                       place.last ? "final norm and LM-head inputs" : "embedding side", Unit::bytes,
+                       edge_expr, k_src_korthikanti));
   }
   if (place.last && in.training.loss == Loss::standard) {
-    const Expr logits = Expr::term("bytes", 4, "B (fp32)") *
-                        Expr::term("tokens", local_tokens(in), "tokens") *
-                        Expr::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
-                        Expr::term("tp", in.parallel.tp, "tp") * loss_in_flight(in, m);
+    const V logits = V::term("bytes", 4, "B (fp32)") *
+                     V::term("tokens", local_tokens(in), "tokens") *
+                     V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
+                     V::term("tp", in.parallel.tp, "tp") * loss_in_flight<V>(in, m);
     out.push_back(
-        make_item("logits", "log-probs for the loss (fp32)", Unit::bytes, logits, k_src_loss));
+        make(ItemId::logits, "log-probs for the loss (fp32)", Unit::bytes, logits, k_src_loss));
   }
   return out;
 }
 
-std::vector<LineItem> offloaded_items(const PlanInput& in, const Derived& d,
-                                      const StagePlace& place) {
-  std::vector<LineItem> out;
+template <typename V>
+Items<V> offloaded_items(const PlanInput& in, const Derived& d, const StagePlace& place) {
+  Items<V> out;
   const StageParams sp = stage_params(in, place.layers, place.first, place.last);
-  for (LineItem& item : state_items(in, d, sp))
-    if (offloaded(in, item.id)) out.push_back(std::move(item));
+  for (const auto& item : state_items<V>(in, d, sp))
+    if (offloaded(in, item.item)) out.push_back(item);
   return out;
 }
 
 namespace {
 
 // What a stage holds in every phase: its state and its activations.
+template <typename V>
 struct StageBase {
-  std::vector<LineItem> state;
-  std::vector<LineItem> activations;
+  Items<V> state;
+  Items<V> activations;
   double activation_bytes = 0;
 };
 
-StageBase stage_base(const PlanInput& in, const Derived& d, const MemoryModel& model,
-                     const StagePlace& place) {
-  StageBase b;
+template <typename V>
+StageBase<V> stage_base(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                        const StagePlace& place) {
+  StageBase<V> b;
   const StageParams sp = stage_params(in, place.layers, place.first, place.last);
-  for (LineItem& item : state_items(in, d, sp))
-    if (!offloaded(in, item.id)) b.state.push_back(std::move(item));
-  b.activations = activation_items(in, d, model, place);
-  b.activation_bytes = sum_values(b.activations);
+  for (const auto& item : state_items<V>(in, d, sp))
+    if (!offloaded(in, item.item)) b.state.push_back(item);
+  b.activations = activation_items<V>(in, d, model, place);
+  b.activation_bytes = sum_of(b.activations);
   return b;
 }
 
 bool holds_activations(Phase p) { return p == Phase::forward || p == Phase::backward; }
 
-// The phase's ledger; `total_only` skips assembling the list (no copies) and returns it empty.
-std::vector<LineItem> phase_items(const PlanInput& in, const Derived& d, const MemoryModel& model,
-                                  const StagePlace& place, const StageBase& base, Phase phase,
-                                  bool total_only, double& total) {
-  std::vector<LineItem> temporaries = temporary_items(in, d, model, place, base.state, phase);
+// The phase's ledger; `total_only` skips assembling the list and returns it empty.
+template <typename V>
+Items<V> phase_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                     const StagePlace& place, const StageBase<V>& base, Phase phase,
+                     bool total_only, double& total) {
+  Items<V> temporaries = temporary_items<V>(in, d, model, place, base.state, phase);
   const double dynamic =
-      (holds_activations(phase) ? base.activation_bytes : 0.0) + sum_values(temporaries);
-  total = dynamic + sum_values(model.fixed);
-  if (phase != Phase::init) total += sum_values(model.kernels);
-  for (const LineItem& item : base.state)
-    if (phase != Phase::init || present_at_init(item.id)) total += item.value;
-  std::vector<LineItem> frag;
-  if (dynamic > 0) frag.push_back(fragmentation_item(in, dynamic));
-  total += sum_values(frag);
-  std::vector<LineItem> items;
+      (holds_activations(phase) ? base.activation_bytes : 0.0) + sum_of(temporaries);
+  total = dynamic + sum_of(model.fixed);
+  if (phase != Phase::init) total += sum_of(model.kernels);
+  for (const auto& item : base.state)
+    if (phase != Phase::init || present_at_init(item.item)) total += item.value;
+  Items<V> frag;
+  if (dynamic > 0) frag.push_back(fragmentation_item<V>(in, dynamic));
+  total += sum_of(frag);
+  Items<V> items;
   if (total_only) return items;
-  for (const LineItem& item : base.state)
-    if (phase != Phase::init || present_at_init(item.id)) items.push_back(item);
-  if (holds_activations(phase))
-    items.insert(items.end(), base.activations.begin(), base.activations.end());
-  for (LineItem& t : temporaries) items.push_back(std::move(t));
-  items.insert(items.end(), model.fixed.begin(), model.fixed.end());
-  if (phase != Phase::init) items.insert(items.end(), model.kernels.begin(), model.kernels.end());
-  for (LineItem& f : frag) items.push_back(std::move(f));
+  for (const auto& item : base.state)
+    if (phase != Phase::init || present_at_init(item.item)) items.push_back(item);
+  if (holds_activations(phase)) append(items, base.activations);
+  append(items, temporaries);
+  append(items, model.fixed);
+  if (phase != Phase::init) append(items, model.kernels);
+  append(items, frag);
   return items;
 }
 
 }  // namespace
 
-std::vector<LineItem> stage_phase_items(const PlanInput& in, const Derived& d,
-                                        const MemoryModel& model, const StagePlace& place,
-                                        Phase phase) {
+template <typename V>
+Items<V> stage_phase_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                           const StagePlace& place, Phase phase) {
   double total = 0;
-  return phase_items(in, d, model, place, stage_base(in, d, model, place), phase, false, total);
+  return phase_items<V>(in, d, model, place, stage_base<V>(in, d, model, place), phase, false,
+                        total);
 }
 
-StageMemory stage_memory(const PlanInput& in, const Derived& d, const MemoryModel& model,
-                         const StagePlace& place) {
-  StageMemory st;
+template <typename V>
+StageOf<V> stage_memory(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                        const StagePlace& place) {
+  StageOf<V> st;
   st.stage = place.stage;
   st.layers = place.layers;
-  const StageBase base = stage_base(in, d, model, place);
+  const StageBase<V> base = stage_base<V>(in, d, model, place);
   double best = -1;
   for (Phase phase : k_phases) {
     double total = 0;
-    phase_items(in, d, model, place, base, phase, true, total);
-    st.phases.push_back(PhaseTotal{phase, total});
+    phase_items<V>(in, d, model, place, base, phase, true, total);
+    if constexpr (V::explained)
+      st.phases.push_back(PhaseTotal{phase, total});
+    else
+      st.phase_bytes[static_cast<int>(phase)] = total;
     if (total > best) {
       best = total;
       st.peak_phase = phase;
     }
   }
   double total = 0;
-  st.items = phase_items(in, d, model, place, base, st.peak_phase, false, total);
-  st.peak_bytes = sum_values(st.items);
+  st.items = phase_items<V>(in, d, model, place, base, st.peak_phase, false, total);
+  st.peak_bytes = sum_of(st.items);
   return st;
 }
+
+template MemoryModel<Expr> memory_model<Expr>(const PlanInput&);
+template Items<Expr> activation_items<Expr>(const PlanInput&, const Derived&,
+                                            const MemoryModel<Expr>&, const StagePlace&);
+template Items<Expr> offloaded_items<Expr>(const PlanInput&, const Derived&, const StagePlace&);
+template Items<Expr> stage_phase_items<Expr>(const PlanInput&, const Derived&,
+                                             const MemoryModel<Expr>&, const StagePlace&, Phase);
+template StageOf<Expr> stage_memory<Expr>(const PlanInput&, const Derived&,
+                                          const MemoryModel<Expr>&, const StagePlace&);
+template MemoryModel<Num> memory_model<Num>(const PlanInput&);
+template Items<Num> activation_items<Num>(const PlanInput&, const Derived&, const MemoryModel<Num>&,
+                                          const StagePlace&);
+template Items<Num> offloaded_items<Num>(const PlanInput&, const Derived&, const StagePlace&);
+template Items<Num> stage_phase_items<Num>(const PlanInput&, const Derived&,
+                                           const MemoryModel<Num>&, const StagePlace&, Phase);
+template StageOf<Num> stage_memory<Num>(const PlanInput&, const Derived&, const MemoryModel<Num>&,
+                                        const StagePlace&);
 
 }  // namespace trainledger

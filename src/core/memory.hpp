@@ -1,10 +1,14 @@
 // One GPU's memory ledger per stage and phase: state, activations, logits, temporaries,
-// fixed overheads (docs/formulas.md#peak).
+// fixed overheads (docs/formulas.md#peak). Every function is a template over the formula's
+// value type (formula.hpp): Expr for the explained ledger, Num for numbers only.
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
+#include "formula.hpp"
 #include "stage_params.hpp"
+#include "trainledger/numbers.hpp"
 #include "trainledger/plan.hpp"
 
 namespace trainledger {
@@ -17,41 +21,57 @@ struct StagePlace {
 };
 
 // What is the same on every stage, computed once per plan.
+template <typename V>
 struct MemoryModel {
-  Expr layer_none = Expr::term("none", 0, "B");  // one layer, one micro-batch, no recompute
-  Expr layer_mode = Expr::term("none", 0, "B");  // ... under the plan's recompute mode
-  double largest_tensor = 0;                     // the largest single tensor of a layer
-  std::vector<LineItem> fixed;                   // CUDA context and NCCL buffers (every phase)
-  std::vector<LineItem> kernels;                 // cuBLAS workspace (once kernels have run)
+  V layer_none = V::term("none", 0, "B");  // one layer, one micro-batch, no recompute
+  V layer_mode = V::term("none", 0, "B");  // ... under the plan's recompute mode
+  double largest_tensor = 0;               // the largest single tensor of a layer
+  Items<V> fixed;                          // CUDA context and NCCL buffers (every phase)
+  Items<V> kernels;                        // cuBLAS workspace (once kernels have run)
 };
 
-MemoryModel memory_model(const PlanInput& in);
+template <typename V>
+MemoryModel<V> memory_model(const PlanInput& in);
 
-StageMemory stage_memory(const PlanInput& in, const Derived& d, const MemoryModel& model,
-                         const StagePlace& place);
+// A stage's result in each evaluation.
+template <typename V>
+using StageOf = std::conditional_t<V::explained, StageMemory, StageNumbers>;
+
+template <typename V>
+StageOf<V> stage_memory(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                        const StagePlace& place);
 // The full ledger of a stage at one phase.
-std::vector<LineItem> stage_phase_items(const PlanInput& in, const Derived& d,
-                                        const MemoryModel& model, const StagePlace& place,
-                                        Phase phase);
+template <typename V>
+Items<V> stage_phase_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                           const StagePlace& place, Phase phase);
 
 // Activations and logits of a stage (held in the forward and backward phases).
-std::vector<LineItem> activation_items(const PlanInput& in, const Derived& d,
-                                       const MemoryModel& model, const StagePlace& place);
+template <typename V>
+Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                          const StagePlace& place);
 // The temporaries of a phase as one item (empty when there are none).
-std::vector<LineItem> temporary_items(const PlanInput& in, const Derived& d,
-                                      const MemoryModel& model, const StagePlace& place,
-                                      const std::vector<LineItem>& state, Phase phase);
+template <typename V>
+Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                         const StagePlace& place, const Items<V>& state, Phase phase);
 // Fixed overheads that do not depend on the stage.
-void fixed_overheads(const PlanInput& in, MemoryModel& model);
+template <typename V>
+void fixed_overheads(const PlanInput& in, MemoryModel<V>& model);
 // The fragmentation reserve of a phase's dynamic memory.
-LineItem fragmentation_item(const PlanInput& in, double dynamic_bytes);
+template <typename V>
+ItemOf<V> fragmentation_item(const PlanInput& in, double dynamic_bytes);
 
 // The state items a stage keeps in host memory under parallel.offload.
-std::vector<LineItem> offloaded_items(const PlanInput& in, const Derived& d,
-                                      const StagePlace& place);
+template <typename V>
+Items<V> offloaded_items(const PlanInput& in, const Derived& d, const StagePlace& place);
 
-// Host memory of one node.
-HostMemory host_memory(const PlanInput& in, const Derived& d, const StageMemory& worst,
-                       const std::vector<LineItem>& offloaded);
+// Host memory of one node: the items and their sum.
+template <typename V>
+struct HostOf {
+  Items<V> items;
+  double peak_bytes = 0;
+};
+template <typename V>
+HostOf<V> host_memory(const PlanInput& in, const Derived& d, const Items<V>& worst_items,
+                      const Items<V>& offloaded);
 
 }  // namespace trainledger

@@ -7,36 +7,45 @@
 
 #include <algorithm>
 
+#include "formula.hpp"
+
 namespace trainledger {
 
-Expr layers_in_flight(const PlanInput& in, int stage, double micro_batches) {
+template <typename V>
+V layers_in_flight(const PlanInput& in, int stage, double micro_batches) {
   const ParallelSpec& p = in.parallel;
-  const Expr m = Expr::term("micro_batches", micro_batches, "micro-batches");
-  if (p.pp == 1) return Expr::term("in_flight", 1, "micro-batch in flight");
+  const V m = V::term("micro_batches", micro_batches, "micro-batches");
+  if (p.pp == 1) return V::term("in_flight", 1, "micro-batch in flight");
   switch (p.schedule) {
     case Schedule::gpipe:
       return m.note("GPipe: every micro-batch in flight");
     case Schedule::one_f_one_b:
     case Schedule::zb_h1: {
-      const Expr ahead = Expr::term("stages_from_here", p.pp - stage, "stages from here (p − i)");
-      return Expr::min(ahead, m);
+      const V ahead = V::term("stages_from_here", p.pp - stage, "stages from here (p − i)");
+      return V::min(ahead, m);
     }
     case Schedule::interleaved: {
       const double v = p.virtual_stages;
       const double warmup = 2.0 * (p.pp - stage - 1) + (v - 1) * p.pp + 1;
-      const Expr chunks =
-          Expr::min(Expr::term("warmup_chunks", warmup, "chunks (2(p − i − 1) + (v − 1)p + 1)"),
-                    m * Expr::term("virtual_stages", v, "chunks per micro-batch"));
-      return chunks / Expr::term("virtual_stages", v, "chunks per micro-batch");
+      const V chunks =
+          V::min(V::term("warmup_chunks", warmup, "chunks (2(p − i − 1) + (v − 1)p + 1)"),
+                 m * V::term("virtual_stages", v, "chunks per micro-batch"));
+      return chunks / V::term("virtual_stages", v, "chunks per micro-batch");
     }
   }
-  return Expr::term("in_flight", 1, "micro-batch in flight");
+  return V::term("in_flight", 1, "micro-batch in flight");
 }
 
-Expr loss_in_flight(const PlanInput& in, double micro_batches) {
+template <typename V>
+V loss_in_flight(const PlanInput& in, double micro_batches) {
   if (in.parallel.pp > 1 && in.parallel.schedule == Schedule::gpipe)
-    return Expr::term("micro_batches", micro_batches, "micro-batches (GPipe)");
-  return Expr::term("in_flight", 1, "micro-batch at the loss");
+    return V::term("micro_batches", micro_batches, "micro-batches (GPipe)");
+  return V::term("in_flight", 1, "micro-batch at the loss");
 }
+
+template Expr layers_in_flight<Expr>(const PlanInput&, int, double);
+template Num layers_in_flight<Num>(const PlanInput&, int, double);
+template Expr loss_in_flight<Expr>(const PlanInput&, double);
+template Num loss_in_flight<Num>(const PlanInput&, double);
 
 }  // namespace trainledger

@@ -9,8 +9,10 @@ namespace trainledger {
 // Layer activations a stage holds, in micro-batches' worth of its own layers:
 // gpipe m; 1f1b and zb-h1 min(p − i, m); interleaved min(2(p − i − 1) + (v − 1)p + 1, m·v) / v
 // model chunks; 1 without pipelining. `m` = micro-batches per step.
-Expr layers_in_flight(const PlanInput& in, int stage, double micro_batches);
+template <typename V>
+V layers_in_flight(const PlanInput& in, int stage, double micro_batches);
 // Micro-batches whose loss (logits) a last stage holds at once: m for gpipe, else 1.
-Expr loss_in_flight(const PlanInput& in, double micro_batches);
+template <typename V>
+V loss_in_flight(const PlanInput& in, double micro_batches);
 
 }  // namespace trainledger

@@ -5,6 +5,7 @@
 
 #include "memory.hpp"
 #include "timing.hpp"
+#include "trainledger/numbers.hpp"
 
 namespace trainledger {
 
@@ -54,29 +55,54 @@ void add_warnings(const PlanInput& in, PlanResult& r) {
   }
 }
 
-// Throughput per GPU against the same model on one node (weak scaling: same micro-batch and
-// accumulation, data parallelism shrunk to what one node holds).
-void add_scaling(const PlanInput& in, PlanResult& r) {
-  const LineItem* here = find_item(r.time, "throughput.tokens_per_s_per_gpu");
+// The same plan on one node (weak scaling: same micro-batch and accumulation, data
+// parallelism shrunk to what one node holds); false when the layout does not fit on one node.
+bool one_node_plan(const PlanInput& in, const Derived& d, PlanInput& one) {
   const ParallelSpec& p = in.parallel;
   const int model_parallel = p.tp * p.pp * p.cp;
   const int gpn = in.cluster.gpus_per_node;
-  if (!here || in.cluster.nodes <= 1 || model_parallel > gpn || gpn % model_parallel != 0) return;
-  PlanInput one = in;
+  if (in.cluster.nodes <= 1 || model_parallel > gpn || gpn % model_parallel != 0) return false;
+  one = in;
   one.cluster.nodes = 1;
   one.parallel.dp = gpn / model_parallel;
   one.parallel.zero_shard_size = 0;
-  if (one.parallel.ep > one.parallel.dp * one.parallel.cp) return;
-  one.training.global_batch = in.training.micro_batch * one.parallel.dp * r.derived.grad_accum;
-  const PlanResult base = compute_plan(one, PlanScope{true, false});
-  const LineItem* there = find_item(base.time, "throughput.tokens_per_s_per_gpu");
-  if (!there || there->value <= 0) return;
-  r.time.push_back(make_item(
-      "scaling.efficiency", "throughput per GPU against one node", Unit::fraction,
-      Expr::term("tokens_per_s_per_gpu", here->value, "tokens/s/GPU here") /
-          Expr::term("one_node", there->value,
-                     "tokens/s/GPU on one node (dp " + std::to_string(one.parallel.dp) + ")"),
-      "weak scaling: the same plan on one node with data parallelism shrunk"));
+  if (one.parallel.ep > one.parallel.dp * one.parallel.cp) return false;
+  one.training.global_batch = in.training.micro_batch * one.parallel.dp * d.grad_accum;
+  return true;
+}
+
+template <typename V>
+void add_scaling(double there, int one_dp, Items<V>& time) {
+  if (!has_item(time, ItemId::throughput_tokens_per_s_per_gpu) || there <= 0) return;
+  const double here = value_in(time, ItemId::throughput_tokens_per_s_per_gpu);
+  std::string label;
+  if constexpr (V::explained)
+    label = "tokens/s/GPU on one node (dp " + std::to_string(one_dp) + ")";
+  time.push_back(make(ItemId::scaling_efficiency, "throughput per GPU against one node",
+                      Unit::fraction,
+                      V::term("tokens_per_s_per_gpu", here, "tokens/s/GPU here") /
+                          V::term("one_node", there, label),
+                      "weak scaling: the same plan on one node with data parallelism shrunk"));
+}
+
+StagePlace place_of(const std::vector<int>& layers, int s) {
+  const int pp = static_cast<int>(layers.size());
+  return StagePlace{s, layers[s], s == 0, s == pp - 1};
+}
+
+// The verdict: the worst stage against the GPU's capacity.
+template <typename Stages>
+void set_verdict(const Stages& stages, double capacity, int& worst_stage, Verdict& v) {
+  worst_stage = 0;
+  for (int s = 0; s < static_cast<int>(stages.size()); ++s)
+    if (stages[s].peak_bytes > stages[worst_stage].peak_bytes) worst_stage = s;
+  const auto& worst = stages[worst_stage];
+  v.peak_bytes = worst.peak_bytes;
+  v.limit_bytes = capacity;
+  v.fits = worst.peak_bytes <= capacity;
+  v.headroom = capacity > 0 ? (capacity - worst.peak_bytes) / capacity : 0;
+  v.worst_stage = worst_stage;
+  v.phase = worst.peak_phase;
 }
 
 }  // namespace
@@ -85,8 +111,8 @@ std::vector<LineItem> phase_ledger(const PlanInput& input, int stage, Phase phas
   const std::vector<int> layers = stage_layer_counts(input);
   const int pp = static_cast<int>(layers.size());
   if (stage < 0 || stage >= pp) return {};
-  const StagePlace place{stage, layers[stage], stage == 0, stage == pp - 1};
-  return stage_phase_items(input, derive(input), memory_model(input), place, phase);
+  return stage_phase_items<Expr>(input, derive(input), memory_model<Expr>(input),
+                                 place_of(layers, stage), phase);
 }
 
 std::vector<int> stage_layer_counts(const PlanInput& in) {
@@ -103,40 +129,78 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
   PlanResult r;
   r.input = input;
   r.derived = derive(input);
-  const int pp = std::max(1, input.parallel.pp);
   const std::vector<int> layers = stage_layer_counts(input);
   const double capacity = static_cast<double>(input.cluster.gpu.memory_bytes);
-  const MemoryModel model = memory_model(input);
-  for (int s = 0; s < pp; ++s) {
-    const StagePlace place{s, layers[s], s == 0, s == pp - 1};
-    StageMemory st = stage_memory(input, r.derived, model, place);
-    st.role = stage_role(s, pp);
+  const MemoryModel<Expr> model = memory_model<Expr>(input);
+  for (int s = 0; s < static_cast<int>(layers.size()); ++s) {
+    StageMemory st = stage_memory<Expr>(input, r.derived, model, place_of(layers, s));
+    st.role = stage_role(s, static_cast<int>(layers.size()));
     st.capacity_bytes = capacity;
     st.fits = st.peak_bytes <= capacity;
     r.stages.push_back(std::move(st));
   }
-  for (int s = 0; s < pp; ++s) {
-    if (r.stages[s].peak_bytes > r.stages[r.worst_stage].peak_bytes) r.worst_stage = s;
-  }
+  set_verdict(r.stages, capacity, r.worst_stage, r.verdict);
   const StageMemory& worst = r.stages[r.worst_stage];
-  r.verdict.peak_bytes = worst.peak_bytes;
-  r.verdict.limit_bytes = capacity;
-  r.verdict.fits = worst.peak_bytes <= capacity;
-  r.verdict.headroom = capacity > 0 ? (capacity - worst.peak_bytes) / capacity : 0;
-  r.verdict.worst_stage = r.worst_stage;
-  r.verdict.phase = worst.peak_phase;
-  const StagePlace worst_place{r.worst_stage, layers[r.worst_stage], r.worst_stage == 0,
-                               r.worst_stage == pp - 1};
-  r.host = host_memory(input, r.derived, worst, offloaded_items(input, r.derived, worst_place));
+  const HostOf<Expr> host =
+      host_memory<Expr>(input, r.derived, worst.items,
+                        offloaded_items<Expr>(input, r.derived, place_of(layers, r.worst_stage)));
+  r.host.items = host.items;
+  r.host.peak_bytes = host.peak_bytes;
+  r.host.capacity_bytes = input.cluster.host_memory;
+  r.host.fits = r.host.capacity_bytes <= 0 || r.host.peak_bytes <= r.host.capacity_bytes;
   if (scope.time) {
     const int busiest = *std::max_element(layers.begin(), layers.end());
-    r.communication = communication_items(input, r.derived, busiest, r.warnings);
-    r.time = time_items(input, r.derived, layers, r.communication, worst, r.warnings);
-    if (scope.scaling) add_scaling(input, r);
-    r.reliability = reliability_items(input, r.derived, r.time);
+    Comm<Expr> comm = communication<Expr>(input, r.derived, busiest, &r.warnings);
+    r.communication = std::move(comm.items);
+    r.time = time_items<Expr>(input, r.derived, layers, comm.dims, worst.items, &r.warnings);
+    PlanInput one;
+    if (scope.scaling && find_item(r.time, ItemId::throughput_tokens_per_s_per_gpu) &&
+        one_node_plan(input, r.derived, one)) {
+      const PlanResult base = compute_plan(one, PlanScope{true, false});
+      add_scaling<Expr>(value_of(base.time, ItemId::throughput_tokens_per_s_per_gpu),
+                        one.parallel.dp, r.time);
+    }
+    r.reliability = reliability_items<Expr>(input, r.derived, r.time);
   }
   add_warnings(input, r);
   return r;
+}
+
+void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) {
+  out.derived = derive(input);
+  const std::vector<int> layers = stage_layer_counts(input);
+  const int pp = static_cast<int>(layers.size());
+  const double capacity = static_cast<double>(input.cluster.gpu.memory_bytes);
+  const MemoryModel<Num> model = memory_model<Num>(input);
+  out.stages.resize(pp);
+  for (int s = 0; s < pp; ++s)
+    out.stages[s] = stage_memory<Num>(input, out.derived, model, place_of(layers, s));
+  set_verdict(out.stages, capacity, out.worst_stage, out.verdict);
+  const StageNumbers& worst = out.stages[out.worst_stage];
+  const HostOf<Num> host =
+      host_memory<Num>(input, out.derived, worst.items,
+                       offloaded_items<Num>(input, out.derived, place_of(layers, out.worst_stage)));
+  out.host = host.items;
+  out.host_peak_bytes = host.peak_bytes;
+  out.comm = CommResults{};
+  out.communication.clear();
+  out.time.clear();
+  out.reliability.clear();
+  if (!scope.time) return;
+  const int busiest = *std::max_element(layers.begin(), layers.end());
+  const Comm<Num> comm = communication<Num>(input, out.derived, busiest, nullptr);
+  out.comm = comm.dims;
+  out.communication = comm.items;
+  out.time = time_items<Num>(input, out.derived, layers, comm.dims, worst.items, nullptr);
+  PlanInput one;
+  if (scope.scaling && has_item(out.time, ItemId::throughput_tokens_per_s_per_gpu) &&
+      one_node_plan(input, out.derived, one)) {
+    PlanNumbers base;
+    evaluate(one, base, PlanScope{true, false});
+    add_scaling<Num>(value_in(base.time, ItemId::throughput_tokens_per_s_per_gpu), one.parallel.dp,
+                     out.time);
+  }
+  out.reliability = reliability_items<Num>(input, out.derived, out.time);
 }
 
 }  // namespace trainledger

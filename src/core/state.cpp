@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "formula.hpp"
+
 namespace trainledger {
 
 namespace {
@@ -41,25 +43,33 @@ struct Shards {
 std::string dtype_label(DType t) { return std::string(to_string(t)); }
 
 // "N params / d shard ranks [+ E expert params / d_e expert shard ranks]"
-Expr held(const Holding& h, const std::string& key, const std::string& what, bool sharded,
-          const Shards& s) {
-  Expr dense = Expr::term(key, h.dense, what);
-  if (sharded && s.dense > 1) dense = dense / Expr::term("shard_ranks", s.dense, "shard ranks");
+template <typename V>
+V held(const Holding& h, std::string_view key, std::string_view what, bool sharded,
+       const Shards& s) {
+  V dense = V::term(key, h.dense, what);
+  if (sharded && s.dense > 1) dense = dense / V::term("shard_ranks", s.dense, "shard ranks");
   if (h.expert <= 0) return dense;
-  Expr ex = Expr::term("expert_" + key, h.expert, "expert " + what);
+  V ex = V::term(Text("expert_", key), h.expert, Text("expert ", what));
   if (sharded && s.expert > 1)
-    ex = ex / Expr::term("expert_shard_ranks", s.expert, "expert shard ranks");
+    ex = ex / V::term("expert_shard_ranks", s.expert, "expert shard ranks");
   return dense + ex;
 }
 
-Expr bytes_per_param(double b, const std::string& what) {
-  return Expr::term("bytes_per_param", b, "B/param" + (what.empty() ? "" : " " + what));
+template <typename V>
+V bytes_per_param(double b, std::string_view what = {}) {
+  return V::term("bytes_per_param", b, Text("B/param", what.empty() ? "" : " ", what));
+}
+
+// Whether ZeRO shards the item at the plan's stage.
+bool sharded(ItemId id, int zero) {
+  const int from = info(id).zero_stage;
+  return from > 0 && zero >= from;
 }
 
 // "Adam m (fp32, ZeRO-1 shard)": what the item is, its format, and whether ZeRO shards it.
-std::string label(const std::string& what, const std::string& detail, int zero, int stage_needed) {
+std::string label(const std::string& what, const std::string& detail, int zero, ItemId id) {
   std::string inside = detail;
-  if (zero >= stage_needed)
+  if (sharded(id, zero))
     inside += (inside.empty() ? "" : ", ") + std::string("ZeRO-") + std::to_string(zero) + " shard";
   return inside.empty() ? what : what + " (" + inside + ")";
 }
@@ -72,15 +82,18 @@ struct Context {
   int zero = 0;
 };
 
-void add_params(const Context& c, const StageParams& sp, std::vector<LineItem>& out) {
+template <typename V>
+void add_params(const Context& c, const StageParams& sp, Items<V>& out) {
   const TrainingSpec& t = c.in.training;
-  const bool sharded = c.zero >= 3;
+  const bool shard = sharded(ItemId::params, c.zero);
   const double pb = param_bytes(t);
   if (t.finetune == Finetune::full) {
-    Expr e = bytes_per_param(pb, "") * held(c.all, "params", "params", sharded, c.shards);
+    V e = bytes_per_param<V>(pb) * held<V>(c.all, "params", "params", shard, c.shards);
     const DType stored = t.precision == DType::fp8 ? DType::bf16 : t.precision;
-    out.push_back(make_item("params", label("weights", dtype_label(stored), c.zero, 3), Unit::bytes,
-                            e, k_src_zero));
+    out.push_back(make(
+        ItemId::params,
+        [&] { return label("weights", dtype_label(stored), c.zero, ItemId::params); }, Unit::bytes,
+        e, k_src_zero));
     return;
   }
   // LoRA / QLoRA: frozen base plus trainable adapters; QLoRA keeps the layer matrices in NF4.
@@ -88,76 +101,86 @@ void add_params(const Context& c, const StageParams& sp, std::vector<LineItem>& 
   const double quantized = qlora ? sp.matrix : 0;
   Holding base = c.all;
   if (qlora) base = Holding{c.all.dense + c.all.expert - quantized, 0};
-  Expr e =
-      bytes_per_param(pb, "") * held(base, "frozen_params", "frozen params", sharded, c.shards);
+  V e = bytes_per_param<V>(pb) * held<V>(base, "frozen_params", "frozen params", shard, c.shards);
   Holding adapters{sp.adapters, 0};
-  e = e + bytes_per_param(pb, "") *
-              held(adapters, "adapter_params", "adapter params", sharded, c.shards);
-  const std::string what = qlora ? "16-bit parts + adapters" : "frozen base + adapters";
-  out.push_back(make_item("params", label(what, dtype_label(t.precision), c.zero, 3), Unit::bytes,
-                          e, k_src_lora));
+  e = e + bytes_per_param<V>(pb) *
+              held<V>(adapters, "adapter_params", "adapter params", shard, c.shards);
+  out.push_back(make(
+      ItemId::params,
+      [&] {
+        const std::string what = qlora ? "16-bit parts + adapters" : "frozen base + adapters";
+        return label(what, dtype_label(t.precision), c.zero, ItemId::params);
+      },
+      Unit::bytes, e, k_src_lora));
   if (!qlora) return;
 
+  const bool nf4_shard = sharded(ItemId::params_nf4, c.zero);
   Holding q{quantized, 0};
-  Expr nf4 = Expr::term("bytes_per_param", 0.5, "B/param (4-bit)") *
-             held(q, "quantized_params", "NF4 params", sharded, c.shards);
+  V nf4 = V::term("bytes_per_param", 0.5, "B/param (4-bit)") *
+          held<V>(q, "quantized_params", "NF4 params", nf4_shard, c.shards);
   out.push_back(
-      make_item("params.nf4", "NF4 base weights (layer matrices)", Unit::bytes, nf4, k_src_qlora));
-  Expr consts =
-      t.double_quant
-          ? (Expr::term("absmax_bytes", 1, "B") / Expr::term("block", 64, "params/block") +
-             Expr::term("outer_bytes", 4, "B") /
-                 Expr::term("outer_block", 64 * 256, "params/outer block"))
-          : Expr::term("absmax_bytes", 4, "B") / Expr::term("block", 64, "params/block");
-  Expr ce = consts * held(q, "quantized_params", "NF4 params", sharded, c.shards);
-  out.push_back(make_item("params.nf4_constants",
-                          t.double_quant ? "NF4 block constants (double-quantized)"
-                                         : "NF4 block constants (fp32 absmax per 64)",
-                          Unit::bytes, ce, k_src_qlora));
+      make(ItemId::params_nf4, "NF4 base weights (layer matrices)", Unit::bytes, nf4, k_src_qlora));
+  V consts = t.double_quant
+                 ? (V::term("absmax_bytes", 1, "B") / V::term("block", 64, "params/block") +
+                    V::term("outer_bytes", 4, "B") /
+                        V::term("outer_block", 64 * 256, "params/outer block"))
+                 : V::term("absmax_bytes", 4, "B") / V::term("block", 64, "params/block");
+  V ce = consts * held<V>(q, "quantized_params", "NF4 params", nf4_shard, c.shards);
+  out.push_back(make(ItemId::params_nf4_constants,
+                     t.double_quant ? "NF4 block constants (double-quantized)"
+                                    : "NF4 block constants (fp32 absmax per 64)",
+                     Unit::bytes, ce, k_src_qlora));
 }
 
-void add_grads(const Context& c, std::vector<LineItem>& out) {
+template <typename V>
+void add_grads(const Context& c, Items<V>& out) {
   const TrainingSpec& t = c.in.training;
-  Expr e = bytes_per_param(dtype_bytes(t.grad_dtype), "") *
-           held(c.trainable, "trainable_params", "trainable params", c.zero >= 2, c.shards);
-  out.push_back(make_item("grads", label("gradients", dtype_label(t.grad_dtype), c.zero, 2),
-                          Unit::bytes, e, k_src_zero));
+  V e = bytes_per_param<V>(dtype_bytes(t.grad_dtype)) *
+        held<V>(c.trainable, "trainable_params", "trainable params", sharded(ItemId::grads, c.zero),
+                c.shards);
+  out.push_back(make(
+      ItemId::grads,
+      [&] { return label("gradients", dtype_label(t.grad_dtype), c.zero, ItemId::grads); },
+      Unit::bytes, e, k_src_zero));
 }
 
-void add_optimizer(const Context& c, const StageParams& sp, std::vector<LineItem>& out) {
+template <typename V>
+void add_optimizer(const Context& c, const StageParams& sp, Items<V>& out) {
   const TrainingSpec& t = c.in.training;
-  const bool sharded = c.zero >= 1;
-  const std::string od = dtype_label(t.optimizer_dtype);
-  auto name = [&](const std::string& what, const std::string& detail) {
-    return label(what, detail, c.zero, 1);
+  // Every optimizer item shards from the same ZeRO stage (the catalogue's optimizer_state).
+  const bool shard = sharded(ItemId::optimizer_state, c.zero);
+  auto name = [&c](ItemId id, const char* what, std::string_view detail) {
+    return [&c, id, what, detail] { return label(what, std::string(detail), c.zero, id); };
   };
-  const Expr count = held(c.trainable, "trainable_params", "trainable params", sharded, c.shards);
+  const V count = held<V>(c.trainable, "trainable_params", "trainable params", shard, c.shards);
   const double ob = dtype_bytes(t.optimizer_dtype);
+  const std::string_view od = to_string(t.optimizer_dtype);
   switch (t.optimizer) {
     case Optimizer::adamw:
-      out.push_back(make_item("optimizer.m", name("Adam m", od), Unit::bytes,
-                              bytes_per_param(ob, "") * count, k_src_zero));
-      out.push_back(make_item("optimizer.v", name("Adam v", od), Unit::bytes,
-                              bytes_per_param(ob, "") * count, k_src_zero));
+      out.push_back(make(ItemId::optimizer_m, name(ItemId::optimizer_m, "Adam m", od), Unit::bytes,
+                         bytes_per_param<V>(ob) * count, k_src_zero));
+      out.push_back(make(ItemId::optimizer_v, name(ItemId::optimizer_v, "Adam v", od), Unit::bytes,
+                         bytes_per_param<V>(ob) * count, k_src_zero));
       return;
     case Optimizer::adamw_8bit: {
-      Expr b = bytes_per_param(1, "(8-bit)") +
-               Expr::term("absmax_bytes", 4, "B") / Expr::term("block", 256, "params/block");
-      out.push_back(make_item("optimizer.m", name("Adam m", "8-bit blocks"), Unit::bytes, b * count,
-                              k_src_8bit));
-      out.push_back(make_item("optimizer.v", name("Adam v", "8-bit blocks"), Unit::bytes, b * count,
-                              k_src_8bit));
+      V b = bytes_per_param<V>(1, "(8-bit)") +
+            V::term("absmax_bytes", 4, "B") / V::term("block", 256, "params/block");
+      out.push_back(make(ItemId::optimizer_m, name(ItemId::optimizer_m, "Adam m", "8-bit blocks"),
+                         Unit::bytes, b * count, k_src_8bit));
+      out.push_back(make(ItemId::optimizer_v, name(ItemId::optimizer_v, "Adam v", "8-bit blocks"),
+                         Unit::bytes, b * count, k_src_8bit));
       return;
     }
     case Optimizer::sgd:
       return;  // plain SGD keeps no state
     case Optimizer::sgd_momentum:
-      out.push_back(make_item("optimizer.state", name("SGD momentum", od), Unit::bytes,
-                              bytes_per_param(ob, "") * count, k_src_sgd));
+      out.push_back(make(ItemId::optimizer_state, name(ItemId::optimizer_state, "SGD momentum", od),
+                         Unit::bytes, bytes_per_param<V>(ob) * count, k_src_sgd));
       return;
     case Optimizer::lion:
-      out.push_back(make_item("optimizer.state", name("Lion momentum", od), Unit::bytes,
-                              bytes_per_param(ob, "") * count, k_src_lion));
+      out.push_back(make(ItemId::optimizer_state,
+                         name(ItemId::optimizer_state, "Lion momentum", od), Unit::bytes,
+                         bytes_per_param<V>(ob) * count, k_src_lion));
       return;
     case Optimizer::adafactor: {
       // Factored state of the trainable share of the stage's matrices.
@@ -165,35 +188,39 @@ void add_optimizer(const Context& c, const StageParams& sp, std::vector<LineItem
           c.all.dense + c.all.expert > 0
               ? (c.trainable.dense + c.trainable.expert) / (c.all.dense + c.all.expert)
               : 0;
-      Expr n = Expr::term("factored_elements", sp.adafactor * share,
-                          "elements (rows + cols per matrix)");
-      if (sharded && c.shards.dense > 1)
-        n = n / Expr::term("shard_ranks", c.shards.dense, "shard ranks");
-      out.push_back(make_item("optimizer.state", name("Adafactor factored v", "fp32"), Unit::bytes,
-                              Expr::term("bytes_per_element", 4, "B/element") * n,
-                              k_src_adafactor));
+      V n = V::term("factored_elements", sp.adafactor * share, "elements (rows + cols per matrix)");
+      if (shard && c.shards.dense > 1)
+        n = n / V::term("shard_ranks", c.shards.dense, "shard ranks");
+      out.push_back(make(ItemId::optimizer_state,
+                         name(ItemId::optimizer_state, "Adafactor factored v", "fp32"), Unit::bytes,
+                         V::term("bytes_per_element", 4, "B/element") * n, k_src_adafactor));
       return;
     }
   }
 }
 
-void add_master(const Context& c, std::vector<LineItem>& out) {
+template <typename V>
+void add_master(const Context& c, Items<V>& out) {
   const TrainingSpec& t = c.in.training;
   const int mb = master_bytes(t);
-  std::string text = label("master weights", "fp32", c.zero, 1);
-  if (mb == 0)
-    text = t.precision == DType::fp32 ? "no master copy: fp32 weights are the master"
-                                      : "no master copy (master_weights = false)";
-  Expr e = bytes_per_param(mb, "") *
-           held(c.trainable, "trainable_params", "trainable params", c.zero >= 1, c.shards);
-  out.push_back(make_item("master", text, Unit::bytes, e, k_src_zero));
+  V e = bytes_per_param<V>(mb) * held<V>(c.trainable, "trainable_params", "trainable params",
+                                         sharded(ItemId::master, c.zero), c.shards);
+  out.push_back(make(
+      ItemId::master,
+      [&]() -> std::string {
+        if (mb != 0) return label("master weights", "fp32", c.zero, ItemId::master);
+        return t.precision == DType::fp32 ? "no master copy: fp32 weights are the master"
+                                          : "no master copy (master_weights = false)";
+      },
+      Unit::bytes, e, k_src_zero));
 }
 
-void add_fp8_copies(const Context& c, const StageParams& sp, std::vector<LineItem>& out) {
+template <typename V>
+void add_fp8_copies(const Context& c, const StageParams& sp, Items<V>& out) {
   if (c.in.training.precision != DType::fp8 || c.zero >= 3) return;
-  Expr e = bytes_per_param(1, "(fp8)") * Expr::term("matrix_params", sp.matrix, "GEMM weights");
-  out.push_back(make_item("params.fp8", "FP8 copies of the GEMM weights", Unit::bytes, e, k_src_fp8,
-                          Kind::assumed));
+  V e = bytes_per_param<V>(1, "(fp8)") * V::term("matrix_params", sp.matrix, "GEMM weights");
+  out.push_back(make(ItemId::params_fp8, "FP8 copies of the GEMM weights", Unit::bytes, e,
+                     k_src_fp8, Kind::assumed));
 }
 
 }  // namespace
@@ -223,17 +250,18 @@ double optimizer_bytes_per_param(const TrainingSpec& t) {
   return 0;
 }
 
-Expr checkpoint_size(const PlanInput& in, const Derived& d) {
+template <typename V>
+V checkpoint_size(const PlanInput& in, const Derived& d) {
   const TrainingSpec& t = in.training;
-  return Expr::term("params", d.params, "params") *
-             Expr::term("param_bytes", param_bytes(t), "B (weights)") +
-         Expr::term("trainable_params", d.trainable_params, "trainable params") *
-             (Expr::term("master_bytes", master_bytes(t), "B (master)") +
-              Expr::term("optimizer_bytes", optimizer_bytes_per_param(t), "B (optimizer state)"));
+  return V::term("params", d.params, "params") *
+             V::term("param_bytes", param_bytes(t), "B (weights)") +
+         V::term("trainable_params", d.trainable_params, "trainable params") *
+             (V::term("master_bytes", master_bytes(t), "B (master)") +
+              V::term("optimizer_bytes", optimizer_bytes_per_param(t), "B (optimizer state)"));
 }
 
-std::vector<LineItem> state_items(const PlanInput& in, const Derived& derived,
-                                  const StageParams& sp) {
+template <typename V>
+Items<V> state_items(const PlanInput& in, const Derived& derived, const StageParams& sp) {
   const int d = derived.shard_group;
   Context c{in, Shards{d, std::max(1, d / std::max(1, in.parallel.ep))}, {}, {}, in.parallel.zero};
   c.all = Holding{sp.dense, sp.expert};
@@ -243,13 +271,18 @@ std::vector<LineItem> state_items(const PlanInput& in, const Derived& derived,
   } else {
     c.trainable = Holding{sp.adapters, 0};
   }
-  std::vector<LineItem> out;
-  add_params(c, sp, out);
-  add_fp8_copies(c, sp, out);
-  add_grads(c, out);
-  add_optimizer(c, sp, out);
-  add_master(c, out);
+  Items<V> out;
+  add_params<V>(c, sp, out);
+  add_fp8_copies<V>(c, sp, out);
+  add_grads<V>(c, out);
+  add_optimizer<V>(c, sp, out);
+  add_master<V>(c, out);
   return out;
 }
+
+template Expr checkpoint_size<Expr>(const PlanInput&, const Derived&);
+template Num checkpoint_size<Num>(const PlanInput&, const Derived&);
+template Items<Expr> state_items<Expr>(const PlanInput&, const Derived&, const StageParams&);
+template Items<Num> state_items<Num>(const PlanInput&, const Derived&, const StageParams&);
 
 }  // namespace trainledger

@@ -3,16 +3,16 @@
 
 #include <vector>
 
+#include "formula.hpp"
 #include "stage_params.hpp"
-#include "trainledger/ledger.hpp"
 #include "trainledger/plan.hpp"
 
 namespace trainledger {
 
 // Line items `params`, `grads`, `optimizer.*`, `master` (and the QLoRA/FP8 extras) for one
 // GPU of a stage holding `sp`.
-std::vector<LineItem> state_items(const PlanInput& in, const Derived& derived,
-                                  const StageParams& sp);
+template <typename V>
+Items<V> state_items(const PlanInput& in, const Derived& derived, const StageParams& sp);
 
 // Bytes per parameter of the weights a recipe keeps on the GPU.
 int param_bytes(const TrainingSpec& t);
@@ -22,6 +22,7 @@ int master_bytes(const TrainingSpec& t);
 double optimizer_bytes_per_param(const TrainingSpec& t);
 // A full training checkpoint: weights, master copy and optimizer state, not gradients
 // (FORMULAS.md errata 3).
-Expr checkpoint_size(const PlanInput& in, const Derived& d);
+template <typename V>
+V checkpoint_size(const PlanInput& in, const Derived& d);
 
 }  // namespace trainledger

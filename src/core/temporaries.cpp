@@ -15,122 +15,120 @@ constexpr const char* k_src =
     "(gathered units, prefetch, reduce-scatter), DDP buckets (bucket_cap_mb, "
     "gradient_as_bucket_view), ZeRO-1/2 buckets";
 
+template <typename V>
 struct Parts {
-  Expr sum = Expr::term("none", 0, "B");
+  V sum = V::term("none", 0, "B");
   bool any = false;
-  void add(const Expr& e, std::string_view what) {
-    const Expr part = e.note(what);
+  void add(const V& e, std::string_view what) {
+    const V part = e.note(what);
     sum = any ? sum + part : part;
     any = true;
   }
 };
 
-double state_value(const std::vector<LineItem>& state, std::string_view id) {
-  const LineItem* i = find_item(state, id);
-  return i ? i->value : 0.0;
-}
-
 // FSDP2 wraps every transformer layer and the root (embedding, final norm, head); a unit is
 // gathered in the compute dtype before use and the next one is prefetched.
-void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, Parts& parts) {
+template <typename V>
+void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, Parts<V>& parts) {
   const double bytes = param_bytes(in.training);
   const double unit = stage_params(in, 1, false, false).total();
   const double root = stage_params(in, 0, place.first, place.last).total();
-  const Expr b = Expr::term("param_bytes", bytes, "B/param");
-  if (root > 0) parts.add(b * Expr::term("root_params", root, "root params"), "gathered root unit");
+  const V b = V::term("param_bytes", bytes, "B/param");
+  if (root > 0) parts.add(b * V::term("root_params", root, "root params"), "gathered root unit");
   if (place.layers > 0) {
-    parts.add(
-        b * Expr::term("unit_params", unit, "params per layer") * Expr::term("units", 2, "layers"),
-        "gathered layer + prefetched next");
+    parts.add(b * V::term("unit_params", unit, "params per layer") * V::term("units", 2, "layers"),
+              "gathered layer + prefetched next");
     if (backward)
-      parts.add(Expr::term("grad_bytes", dtype_bytes(in.training.grad_dtype), "B/param") *
-                    Expr::term("unit_params", unit, "params per layer"),
+      parts.add(V::term("grad_bytes", dtype_bytes(in.training.grad_dtype), "B/param") *
+                    V::term("unit_params", unit, "params per layer"),
                 "unsharded layer gradients before reduce-scatter");
   }
 }
 
-void loss_parts(const PlanInput& in, bool backward, Parts& parts) {
-  const Expr tokens = Expr::term("tokens", local_tokens(in), "tokens");
-  const Expr vocab = Expr::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
-                     Expr::term("tp", in.parallel.tp, "tp");
+template <typename V>
+void loss_parts(const PlanInput& in, bool backward, Parts<V>& parts) {
+  const V tokens = V::term("tokens", local_tokens(in), "tokens");
+  const V vocab = V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
+                  V::term("tp", in.parallel.tp, "tp");
   if (in.training.loss == Loss::chunked) {
     // Liger-style fused linear cross-entropy: chunks of tokens / ceil(V / h).
     const double chunks = std::ceil(static_cast<double>(in.model.vocab) / in.model.hidden);
     const double chunk = std::ceil(local_tokens(in) / chunks);
-    parts.add(Expr::term("bytes", 8, "B (fp32 logits + gradient)") *
-                  Expr::term("chunk_tokens", chunk, "tokens per chunk") * vocab,
+    parts.add(V::term("bytes", 8, "B (fp32 logits + gradient)") *
+                  V::term("chunk_tokens", chunk, "tokens per chunk") * vocab,
               "one chunk of logits");
     return;
   }
   if (backward) {
-    parts.add(Expr::term("bytes", 8, "B (fp32)") * tokens * vocab,
+    parts.add(V::term("bytes", 8, "B (fp32)") * tokens * vocab,
               "gradients of the log-probabilities and of the logits");
   } else {
-    parts.add(Expr::term("bytes", 6, "B (bf16 logits + fp32 copy)") * tokens * vocab,
+    parts.add(V::term("bytes", 6, "B (bf16 logits + fp32 copy)") * tokens * vocab,
               "logits while log-softmax runs");
   }
 }
 
-void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel& model,
-                    const StagePlace& place, const std::vector<LineItem>& state, Parts& parts) {
+template <typename V>
+void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                    const StagePlace& place, const Items<V>& state, Parts<V>& parts) {
   const Recompute mode = in.training.recompute;
   if (mode != Recompute::none && place.layers > 0 && in.training.recompute_layers > 0) {
     const double extra = model.layer_none.value() - model.layer_mode.value();
-    parts.add(Expr::term("recomputed_bytes", extra, "B"), "one layer rematerialized");
+    parts.add(V::term("recomputed_bytes", extra, "B"), "one layer rematerialized");
   }
   if (place.layers > 0) {
     SavedTensor hidden;
     hidden.elements = local_tokens(in) * in.model.hidden;
     hidden.bytes = in.training.precision == DType::fp32 ? 4 : 2;
     hidden.split = Split::seq;
-    parts.add(Expr::term("hidden_grads", 2 * tensor_bytes(in, hidden), "B") +
-                  Expr::term("largest_intermediate", model.largest_tensor, "B"),
+    parts.add(V::term("hidden_grads", 2 * tensor_bytes(in, hidden), "B") +
+                  V::term("largest_intermediate", model.largest_tensor, "B"),
               "gradients in flight through one layer (assumed)");
   }
   if (in.training.finetune == Finetune::qlora && place.layers > 0) {
     // bitsandbytes dequantizes one 4-bit matrix at a time to compute the input gradient.
     const double h = in.model.hidden;
     const double f = is_moe(in.model) ? in.model.expert_ffn : in.model.ffn;
-    parts.add(Expr::term("bytes", 2, "B") * Expr::term("matrix_elements", h * f / in.parallel.tp,
-                                                       "elements of the largest matrix"),
+    parts.add(V::term("bytes", 2, "B") * V::term("matrix_elements", h * f / in.parallel.tp,
+                                                 "elements of the largest matrix"),
               "one NF4 matrix dequantized for backward");
   }
   const ParallelSpec& p = in.parallel;
   const bool replicated = p.dp * p.cp > 1;
   if (p.zero == 0 && replicated && !p.gradient_as_bucket_view) {
-    parts.add(Expr::term("grads", state_value(state, "grads"), "B"),
+    parts.add(V::term("grads", value_in(state, ItemId::grads), "B"),
               "DDP buckets: a second copy of the gradients");
   }
   if ((p.zero == 1 || p.zero == 2) && replicated) {
-    parts.add(Expr::term("bucket", p.bucket_size, "B") * Expr::term("buckets", 2, "buckets"),
+    parts.add(V::term("bucket", p.bucket_size, "B") * V::term("buckets", 2, "buckets"),
               "gradient buckets in flight");
   }
   if (p.zero >= 2 && p.grad_sync == GradSync::last_micro_batch && d.grad_accum > 1) {
-    const double sharded = state_value(state, "grads");
+    const double sharded = value_in(state, ItemId::grads);
     const double full = sharded * d.shard_group;
-    parts.add(Expr::term("unsharded_grads", full - sharded, "B"),
+    parts.add(V::term("unsharded_grads", full - sharded, "B"),
               "unsharded gradients held across micro-batches (no-sync)");
   }
 }
 
 }  // namespace
 
-std::vector<LineItem> temporary_items(const PlanInput& in, const Derived& d,
-                                      const MemoryModel& model, const StagePlace& place,
-                                      const std::vector<LineItem>& state, Phase phase) {
-  Parts parts;
+template <typename V>
+Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
+                         const StagePlace& place, const Items<V>& state, Phase phase) {
+  Parts<V> parts;
   const bool arch = !in.model.count_only;
   switch (phase) {
     case Phase::init:
       break;
     case Phase::forward:
-      if (arch && place.last) loss_parts(in, false, parts);
-      if (in.parallel.zero >= 3 && arch) fsdp_gathers(in, place, false, parts);
+      if (arch && place.last) loss_parts<V>(in, false, parts);
+      if (in.parallel.zero >= 3 && arch) fsdp_gathers<V>(in, place, false, parts);
       break;
     case Phase::backward:
-      if (arch && place.last) loss_parts(in, true, parts);
-      if (arch) backward_parts(in, d, model, place, state, parts);
-      if (in.parallel.zero >= 3 && arch) fsdp_gathers(in, place, true, parts);
+      if (arch && place.last) loss_parts<V>(in, true, parts);
+      if (arch) backward_parts<V>(in, d, model, place, state, parts);
+      if (in.parallel.zero >= 3 && arch) fsdp_gathers<V>(in, place, true, parts);
       break;
     case Phase::optimizer:
       // ZeRO optimizers upcast the 16-bit gradient shard to fp32 for the update (DeepSpeed's
@@ -138,26 +136,36 @@ std::vector<LineItem> temporary_items(const PlanInput& in, const Derived& d,
       // (PyTorch AMP's fp32 parameters, Megatron's main_grad).
       if (in.parallel.zero >= 1 && master_bytes(in.training) > 0 &&
           in.training.grad_dtype != DType::fp32) {
-        const double grads = state_value(state, "grads");
+        const double grads = value_in(state, ItemId::grads);
         const double shard = in.parallel.zero == 1 ? d.shard_group : 1;
-        parts.add(Expr::term("grad_elements", grads / dtype_bytes(in.training.grad_dtype) / shard,
-                             "gradient elements") *
-                      Expr::term("bytes", 4, "B"),
+        parts.add(V::term("grad_elements", grads / dtype_bytes(in.training.grad_dtype) / shard,
+                          "gradient elements") *
+                      V::term("bytes", 4, "B"),
                   "fp32 copy of the gradient shard for the update");
       }
       break;
     case Phase::checkpoint:
       if (in.checkpoint.format == CheckpointFormat::gathered && in.parallel.zero >= 3) {
-        parts.add(Expr::term("bytes", 4, "B") *
-                      Expr::term("unit_params", stage_params(in, 1, false, false).total(),
-                                 "params per layer"),
+        parts.add(V::term("bytes", 4, "B") * V::term("unit_params",
+                                                     stage_params(in, 1, false, false).total(),
+                                                     "params per layer"),
                   "one layer gathered in fp32 for the consolidated save");
       }
       break;
   }
-  if (!parts.any) return {};
-  return {make_item("temporaries", "temporary buffers (" + std::string(to_string(phase)) + ")",
-                    Unit::bytes, parts.sum, k_src, Kind::estimated)};
+  Items<V> out;
+  if (!parts.any) return out;
+  out.push_back(make(
+      ItemId::temporaries,
+      [&] { return "temporary buffers (" + std::string(to_string(phase)) + ")"; }, Unit::bytes,
+      parts.sum, k_src, Kind::estimated));
+  return out;
 }
+
+template Items<Expr> temporary_items<Expr>(const PlanInput&, const Derived&,
+                                           const MemoryModel<Expr>&, const StagePlace&,
+                                           const Items<Expr>&, Phase);
+template Items<Num> temporary_items<Num>(const PlanInput&, const Derived&, const MemoryModel<Num>&,
+                                         const StagePlace&, const Items<Num>&, Phase);
 
 }  // namespace trainledger

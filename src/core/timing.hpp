@@ -1,11 +1,18 @@
-// The time side of a plan: FLOPs, communication, the step, throughput, checkpoints.
+// The time side of a plan: FLOPs, communication, the step, throughput, checkpoints. Templates
+// over the formula's value type (formula.hpp).
 #pragma once
 
+#include <string>
 #include <vector>
 
+#include "formula.hpp"
+#include "trainledger/numbers.hpp"
 #include "trainledger/plan.hpp"
 
 namespace trainledger {
+
+// Where warnings go; nullptr in the numbers-only evaluation, which makes no text.
+using Warnings = std::vector<std::string>;
 
 // FLOPs of one micro-batch on one GPU of a stage (docs/formulas.md#compute).
 struct StageFlops {
@@ -16,23 +23,27 @@ struct StageFlops {
   // the loss) move through HBM: forward + backward, and for the recomputed forward.
   double elementwise_bytes = 0;
   double recompute_elementwise_bytes = 0;
-  Expr forward_expr = Expr::term("none", 0, "FLOP");
 };
 StageFlops stage_flops(const PlanInput& in, int layers, bool last);
 
-// Per-step communication items comm.dp, comm.tp, comm.pp, comm.cp, comm.ep (those that apply)
-// for the worst stage's layers.
-std::vector<LineItem> communication_items(const PlanInput& in, const Derived& d, int layers,
-                                          std::vector<std::string>& warnings);
+// Per-step communication of the worst stage's layers: each dimension's typed result and the
+// items comm.dp, comm.tp, comm.pp, comm.cp, comm.ep (those that apply).
+template <typename V>
+struct Comm {
+  CommResults dims;
+  Items<V> items;
+};
+template <typename V>
+Comm<V> communication(const PlanInput& in, const Derived& d, int layers, Warnings* warnings);
 
-// Time items (time.*, pipeline.bubble_fraction, throughput.*, mfu, hfu, ...).
-std::vector<LineItem> time_items(const PlanInput& in, const Derived& d,
-                                 const std::vector<int>& stage_layers,
-                                 const std::vector<LineItem>& communication,
-                                 const StageMemory& worst, std::vector<std::string>& warnings);
+// Time items (time.*, pipeline.bubble_fraction, throughput.*, mfu, hfu, ...). `worst_items`:
+// the worst stage's ledger at its peak.
+template <typename V>
+Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int>& stage_layers,
+                    const CommResults& comm, const Items<V>& worst_items, Warnings* warnings);
 
 // Checkpoint size and write time, MTBF, Young's and Daly's intervals, waste, time lost.
-std::vector<LineItem> reliability_items(const PlanInput& in, const Derived& d,
-                                        const std::vector<LineItem>& time);
+template <typename V>
+Items<V> reliability_items(const PlanInput& in, const Derived& d, const Items<V>& time);
 
 }  // namespace trainledger

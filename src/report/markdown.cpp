@@ -63,7 +63,7 @@ std::string time_section(const PlanResult& plan, MemUnits u) {
     out += "\n### Step time\n\n| item | what | seconds | share |\n|---|---|---:|---:|\n";
     for (const TimeRow& r : rows)
       out += fmt::format("| `{}` | {} | {:.3f} | {} |\n", r.id, escape(r.label), r.seconds,
-                         r.id == "time.step" ? "" : format_percent(r.share));
+                         r.item == ItemId::time_step ? "" : format_percent(r.share));
     out += "\n" + throughput_line(plan) + "\n";
   }
   if (!plan.levers.empty()) {

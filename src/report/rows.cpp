@@ -26,12 +26,17 @@ std::string zero_text(const ParallelSpec& p) {
 }
 
 // Display order: state, then what the step adds, then fixed overheads.
-int row_rank(const std::string& id) {
-  if (id.rfind("overhead.", 0) == 0) return 4;
-  if (id == "temporaries") return 3;
-  if (id == "logits") return 2;
-  if (id.rfind("activations", 0) == 0) return 1;
-  return 0;
+int row_rank(ItemId id) {
+  switch (info(id).role) {
+    case Role::activation:
+      return 1;
+    case Role::temporary:
+      return 3;
+    case Role::overhead:
+      return 4;
+    default:
+      return 0;
+  }
 }
 
 }  // namespace
@@ -57,7 +62,7 @@ MemoryView memory_view(const PlanResult& plan) {
       for (MemoryRow& r : v.rows)
         if (r.id == item.id) row = &r;
       if (!row) {
-        v.rows.push_back(MemoryRow{item.id, item.label, {}});
+        v.rows.push_back(MemoryRow{item.item, item.id, item.label, {}});
         v.rows.back().values.resize(v.columns.size());
         row = &v.rows.back();
       }
@@ -65,7 +70,7 @@ MemoryView memory_view(const PlanResult& plan) {
     }
   }
   std::stable_sort(v.rows.begin(), v.rows.end(), [](const MemoryRow& a, const MemoryRow& b) {
-    return row_rank(a.id) < row_rank(b.id);
+    return row_rank(a.item) < row_rank(b.item);
   });
   return v;
 }
@@ -100,52 +105,56 @@ std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult&
 
 std::vector<TimeRow> time_rows(const PlanResult& plan) {
   std::vector<TimeRow> rows;
-  const LineItem* step = find_item(plan.time, "time.step");
+  const LineItem* step = find_item(plan.time, ItemId::time_step);
   if (!step) return rows;
-  for (const char* id : {"time.compute", "time.recompute", "time.comm_exposed", "time.bubble",
-                         "time.optimizer", "time.step"}) {
+  for (ItemId id : {ItemId::time_compute, ItemId::time_recompute, ItemId::time_comm_exposed,
+                    ItemId::time_bubble, ItemId::time_optimizer, ItemId::time_step}) {
     const LineItem* i = find_item(plan.time, id);
     if (!i) continue;
-    rows.push_back({i->id, i->label, i->value, step->value > 0 ? i->value / step->value : 0});
+    rows.push_back(
+        {i->item, i->id, i->label, i->value, step->value > 0 ? i->value / step->value : 0});
   }
   return rows;
 }
 
 std::string throughput_line(const PlanResult& plan) {
-  auto v = [&](const char* id) {
+  auto v = [&](ItemId id) {
     const LineItem* i = find_item(plan.time, id);
     return i ? i->value : 0.0;
   };
-  if (!find_item(plan.time, "time.step")) return "";
+  if (!find_item(plan.time, ItemId::time_step)) return "";
   std::string s = fmt::format(
       "throughput {} tokens/s ({} per GPU) · MFU {} · HFU {} · bubble {} of the pipeline",
-      format_number(std::round(v("throughput.tokens_per_s"))),
-      format_number(std::round(v("throughput.tokens_per_s_per_gpu"))), format_percent(v("mfu")),
-      format_percent(v("hfu")), format_percent(v("pipeline.bubble_fraction")));
-  if (find_item(plan.time, "scaling.efficiency"))
-    s += " · scaling " + format_percent(v("scaling.efficiency")) + " of one node";
-  if (find_item(plan.time, "time.to_train"))
-    s += " · " + format_duration(v("time.to_train")) + " to train";
+      format_number(std::round(v(ItemId::throughput_tokens_per_s))),
+      format_number(std::round(v(ItemId::throughput_tokens_per_s_per_gpu))),
+      format_percent(v(ItemId::mfu)), format_percent(v(ItemId::hfu)),
+      format_percent(v(ItemId::pipeline_bubble_fraction)));
+  if (find_item(plan.time, ItemId::scaling_efficiency))
+    s += " · scaling " + format_percent(v(ItemId::scaling_efficiency)) + " of one node";
+  if (find_item(plan.time, ItemId::time_to_train))
+    s += " · " + format_duration(v(ItemId::time_to_train)) + " to train";
   return s;
 }
 
 std::string reliability_line(const PlanResult& plan, double unit_bytes, const std::string& unit) {
-  auto v = [&](const char* id) {
+  auto v = [&](ItemId id) {
     const LineItem* i = find_item(plan.reliability, id);
     return i ? i->value : 0.0;
   };
-  if (!find_item(plan.reliability, "checkpoint.size")) return "";
+  if (!find_item(plan.reliability, ItemId::checkpoint_size)) return "";
   std::string s = fmt::format(
       "checkpoint {:.1f} {} written in {} · MTBF {} · optimal interval {} (Young) / {} (Daly) · "
       "waste {}",
-      v("checkpoint.size") / unit_bytes, unit, format_duration(v("checkpoint.write_time")),
-      format_duration(v("mtbf")), format_duration(v("checkpoint.interval_young")),
-      format_duration(v("checkpoint.interval_daly")), format_percent(v("checkpoint.waste")));
-  if (find_item(plan.reliability, "checkpoint.waste_planned"))
-    s += " (" + format_percent(v("checkpoint.waste_planned")) + " at checkpoint.interval)";
-  if (find_item(plan.reliability, "reliability.time_lost"))
-    s += fmt::format(" · {:.1f} failures and {} lost over the run", v("reliability.failures"),
-                     format_duration(v("reliability.time_lost")));
+      v(ItemId::checkpoint_size) / unit_bytes, unit,
+      format_duration(v(ItemId::checkpoint_write_time)), format_duration(v(ItemId::mtbf)),
+      format_duration(v(ItemId::checkpoint_interval_young)),
+      format_duration(v(ItemId::checkpoint_interval_daly)),
+      format_percent(v(ItemId::checkpoint_waste)));
+  if (find_item(plan.reliability, ItemId::checkpoint_waste_planned))
+    s += " (" + format_percent(v(ItemId::checkpoint_waste_planned)) + " at checkpoint.interval)";
+  if (find_item(plan.reliability, ItemId::reliability_time_lost))
+    s += fmt::format(" · {:.1f} failures and {} lost over the run", v(ItemId::reliability_failures),
+                     format_duration(v(ItemId::reliability_time_lost)));
   return s;
 }
 

@@ -20,6 +20,7 @@ struct StageColumn {
 };
 
 struct MemoryRow {
+  ItemId item;
   std::string id;
   std::string label;
   std::vector<std::optional<double>> values;  // per column; empty where the stage lacks it
@@ -38,6 +39,7 @@ std::string plan_title(const PlanResult& plan);
 std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult& plan);
 // Time: the step's parts (id, label, seconds, share of the step) and one summary line.
 struct TimeRow {
+  ItemId item;
   std::string id, label;
   double seconds = 0;
   double share = 0;

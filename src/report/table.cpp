@@ -99,9 +99,7 @@ std::string items_rows(const std::string& title, const std::vector<LineItem>& it
     std::string value = format_item_value(i, u);
     if (i.time_s) value += fmt::format(" in {}", format_duration(*i.time_s));
     std::string share;
-    if (i.unit == Unit::seconds && step_s > 0 && i.id != "time.step" &&
-        i.id.rfind("time.", 0) == 0 && i.id != "time.to_train")
-      share = format_percent(i.value / step_s);
+    if (step_s > 0 && info(i.item).step_part) share = format_percent(i.value / step_s);
     std::string calls;
     for (const Collective& c : i.collectives)
       calls += (calls.empty() ? "  " : ", ") +
@@ -113,7 +111,7 @@ std::string items_rows(const std::string& title, const std::vector<LineItem>& it
 }
 
 std::string time_section(const PlanResult& plan, MemUnits u) {
-  const LineItem* step = find_item(plan.time, "time.step");
+  const LineItem* step = find_item(plan.time, ItemId::time_step);
   std::string out =
       items_rows("Step time (share of the step)", plan.time, u, step ? step->value : 0);
   if (step) out += throughput_line(plan) + "\n";

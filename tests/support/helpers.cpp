@@ -1,5 +1,7 @@
 #include "helpers.hpp"
 
+#include <stdexcept>
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -61,24 +63,24 @@ CliResult run_cli(const std::vector<std::string>& args) {
   return r;
 }
 
+ItemId item_named(const std::string& name) {
+  const std::optional<ItemId> id = item_by_name(name);
+  if (!id) throw std::invalid_argument("no item named " + name);
+  return *id;
+}
+
 double item_value(const PlanResult& plan, const std::string& id, int stage) {
-  const LineItem* i = find_item(plan.stages.at(static_cast<std::size_t>(stage)).items, id);
-  return i ? i->value : 0.0;
+  return value_of(plan.stages.at(static_cast<std::size_t>(stage)).items, item_named(id));
 }
 
 double phase_value(const PlanResult& plan, const std::string& id, int stage, Phase phase) {
-  const std::vector<LineItem> items = phase_ledger(plan.input, stage, phase);
-  const LineItem* i = find_item(items, id);
-  return i ? i->value : 0.0;
+  return value_of(phase_ledger(plan.input, stage, phase), item_named(id));
 }
 
 double state_bytes(const PlanResult& plan, int stage) {
   double sum = 0;
-  for (const LineItem& i : plan.stages.at(static_cast<std::size_t>(stage)).items) {
-    const bool state = i.id == "params" || i.id == "grads" || i.id == "master" ||
-                       i.id.rfind("optimizer.", 0) == 0 || i.id.rfind("params.", 0) == 0;
-    if (state) sum += i.value;
-  }
+  for (const LineItem& i : plan.stages.at(static_cast<std::size_t>(stage)).items)
+    if (info(i.item).role == Role::state) sum += i.value;
   return sum;
 }
 

@@ -50,7 +50,7 @@ TEST_CASE("division by zero yields 0, not infinity", "[expr]") {
 
 TEST_CASE("make_item rounds bytes and keeps the basis", "[ledger]") {
   const auto item = trainledger::make_item(
-      "params", "weights", trainledger::Unit::bytes,
+      trainledger::ItemId::params, "weights", trainledger::Unit::bytes,
       Expr::term("b", 2, "B/param") * Expr::term("n", 3.3, "params"), "test source");
   CHECK(item.value == 7);
   CHECK(item.formula == "2 B/param × 3.3 params");

@@ -75,7 +75,7 @@ TEST_CASE("fixed overheads: context, NCCL per communicator, fragmentation of the
   const PlanResult p = test::plan_text(
       "[model]\npreset = \"llama-3.1-70b\"\n[parallel]\ntp = 8\npp = 4\n[cluster]\n"
       "gpu = \"h100-sxm5-80gb\"\nnodes = 8\nnccl_channels = 16\nnccl_buffer = \"10 MiB\"\n");
-  const LineItem* ctx = find_item(p.stages[0].items, "overhead.cuda_context");
+  const LineItem* ctx = find_item(p.stages[0].items, ItemId::overhead_cuda_context);
   REQUIRE(ctx);
   CHECK(ctx->kind == Kind::assumed);
   CHECK(ctx->value == 500.0 * 1024 * 1024);  // the H100 preset
@@ -95,7 +95,7 @@ TEST_CASE("offloaded optimizer state moves to host memory", "[peak][host]") {
   const PlanResult off = test::plan_text(plan, {"parallel.offload=\"optimizer\""});
   CHECK(test::item_value(off, "optimizer.m") == 0);
   CHECK(test::item_value(off, "master") == 0);
-  const LineItem* host = find_item(off.host.items, "host.offload");
+  const LineItem* host = find_item(off.host.items, ItemId::host_offload);
   REQUIRE(host);
   const double moved = test::item_value(gpu, "optimizer.m") + test::item_value(gpu, "optimizer.v") +
                        test::item_value(gpu, "master") + test::item_value(gpu, "grads");
@@ -109,8 +109,9 @@ TEST_CASE("host memory: checkpoint staging, data workers, and a verdict when a s
   const PlanResult p =
       test::plan_text(k_fsdp8 + "host_memory = \"64 GiB\"\n",
                       {"training.data_workers=4", "training.data_worker_memory=2 GiB"});
-  CHECK(find_item(p.host.items, "host.checkpoint_staging"));
-  CHECK(find_item(p.host.items, "host.data_workers")->value == 8 * 4 * 2.0 * 1024 * 1024 * 1024);
+  CHECK(find_item(p.host.items, ItemId::host_checkpoint_staging));
+  CHECK(find_item(p.host.items, ItemId::host_data_workers)->value ==
+        8 * 4 * 2.0 * 1024 * 1024 * 1024);
   CHECK_FALSE(p.host.fits);  // 64 GiB is not enough for 8 ranks' staging and workers
 }
 

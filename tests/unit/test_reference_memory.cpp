@@ -20,14 +20,11 @@ namespace {
 double predicted(const PlanResult& p, const std::string& kind) {
   const StageMemory& st = p.stages[p.worst_stage];
   double v = st.peak_bytes;
-  auto value = [&](const char* id) {
-    const LineItem* i = find_item(st.items, id);
-    return i ? i->value : 0.0;
-  };
+  auto value = [&](ItemId id) { return value_of(st.items, id); };
   if (kind == "device") return v;
-  v -= value("overhead.cuda_context") + value("overhead.nccl");
+  v -= value(ItemId::overhead_cuda_context) + value(ItemId::overhead_nccl);
   if (kind == "reserved") return v;
-  return v - value("overhead.fragmentation");
+  return v - value(ItemId::overhead_fragmentation);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ Errors evaluate(const nlohmann::json& cases) {
     const config::LoadedPlan loaded =
         config::load_plan_file(test::source_path("tests/reference/" + plan), {});
     const PlanResult p = test::plan_checked(loaded.input);
-    const LineItem* item = find_item(p.time, c["quantity"].get<std::string>());
+    const LineItem* item = find_item(p.time, *item_by_name(c["quantity"].get<std::string>()));
     REQUIRE(item);
     const double measured = c["measured"];
     const double error = (item->value - measured) / measured;

@@ -38,7 +38,7 @@ TEST_CASE("7B fp32 AdamW: also 112 GB, with no master copy", "[state][golden]") 
   CHECK(item_value(p, "grads") == 28e9);
   CHECK(item_value(p, "master") == 0);
   CHECK(total(p) == 112e9);
-  const LineItem* master = find_item(p.stages[0].items, "master");
+  const LineItem* master = find_item(p.stages[0].items, ItemId::master);
   REQUIRE(master);
   CHECK(master->label == "no master copy: fp32 weights are the master");
 }
@@ -84,8 +84,8 @@ TEST_CASE("8B on 4 GPUs: 128 GB of state in all, 32 GB per GPU with ZeRO-3",
 
 TEST_CASE("plain SGD keeps no optimizer state: 8 B/param", "[state][golden]") {
   const PlanResult p = plan_text(count_only(7e9, "optimizer = \"sgd\"", "", 1));
-  CHECK(!find_item(p.stages[0].items, "optimizer.m"));
-  CHECK(!find_item(p.stages[0].items, "optimizer.state"));
+  CHECK(!find_item(p.stages[0].items, ItemId::optimizer_m));
+  CHECK(!find_item(p.stages[0].items, ItemId::optimizer_state));
   CHECK(total(p) == 8 * 7e9);
 }
 
@@ -237,21 +237,21 @@ TEST_CASE("Adafactor keeps a factored second moment", "[state]") {
   const double per_layer = 4 * (h + h) + 2 * (h + f) + (f + h) + 2 * h;
   const double expected = 32 * per_layer + (32000 + h) * 2 + h;
   CHECK(item_value(p, "optimizer.state") == 4 * expected);
-  CHECK(!find_item(p.stages[0].items, "optimizer.m"));
+  CHECK(!find_item(p.stages[0].items, ItemId::optimizer_m));
 }
 
 TEST_CASE("fp8 training keeps bf16 weights and cached fp8 copies", "[state]") {
   const PlanResult p = plan_text(count_only(1e9, "precision = \"fp8\"", "", 1));
   CHECK(item_value(p, "params") == 2e9);
   CHECK(item_value(p, "params.fp8") == 1e9);
-  const LineItem* copies = find_item(p.stages[0].items, "params.fp8");
+  const LineItem* copies = find_item(p.stages[0].items, ItemId::params_fp8);
   REQUIRE(copies);
   CHECK(copies->kind == Kind::assumed);
 }
 
 TEST_CASE("formula text carries the terms of the value", "[state]") {
   const PlanResult p = plan_text(count_only(7e9, "global_batch = 8", "zero = 1", 8));
-  const LineItem* m = find_item(p.stages[0].items, "optimizer.m");
+  const LineItem* m = find_item(p.stages[0].items, ItemId::optimizer_m);
   REQUIRE(m);
   CHECK(m->formula == "4 B/param × 7,000,000,000 trainable params / 8 shard ranks");
   CHECK(m->value == 3.5e9);

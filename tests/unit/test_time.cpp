@@ -1,15 +1,17 @@
 // Collectives, placement, the step and reliability (FORMULAS.md §3-§5 beyond golden/).
 #include <catch2/catch.hpp>
 
+#include "collectives.hpp"
 #include "helpers.hpp"
-#include "trainledger/collectives.hpp"
 
 using namespace trainledger;
 
 namespace {
 
 const LineItem& item(const std::vector<LineItem>& items, const char* id) {
-  const LineItem* i = find_item(items, id);
+  const std::optional<ItemId> known = item_by_name(id);
+  REQUIRE(known);
+  const LineItem* i = find_item(items, *known);
   REQUIRE(i);
   return *i;
 }

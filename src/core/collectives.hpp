@@ -1,34 +1,24 @@
 // Collective communication: bytes per GPU and time (docs/formulas.md#collectives).
 #pragma once
 
-#include <string>
+#include <string_view>
 
-#include "trainledger/expr.hpp"
+#include "trainledger/numbers.hpp"
 #include "trainledger/plan_input.hpp"
 
 namespace trainledger {
-
-enum class CollKind {
-  all_reduce,
-  tree_all_reduce,
-  all_gather,
-  reduce_scatter,
-  all_to_all,
-  send_recv
-};
-std::string_view to_string(CollKind k);
 
 // The link a process group uses, by where its ranks are.
 struct Link {
   bool inter_node = false;
   double bandwidth = 0;  // achievable busbw per GPU, bytes/s
   double latency = 0;    // s per step
-  std::string name() const { return inter_node ? "inter-node" : "intra-node"; }
+  std::string_view name() const { return inter_node ? "inter-node" : "intra-node"; }
 };
 
 // A process group of the layout: its size and the link between its ranks.
 struct Group {
-  std::string name;  // "tp", "dp", ...
+  std::string_view name;  // "tp", "dp", ...
   int size = 1;
   int stride = 1;  // rank distance between members (product of the inner dimensions)
   Link link;
@@ -40,12 +30,37 @@ Group group_of(const PlanInput& in, std::string_view dim, int size);
 // Bytes one GPU sends for one call on a message of S bytes (the full tensor):
 // all-reduce 2(n−1)/n·S, all-gather and reduce-scatter (n−1)/n·S, all-to-all (n−1)/n·S,
 // send/recv S.
-Expr call_volume(CollKind k, int n, const Expr& message_bytes);
+template <typename V>
+V call_volume(CollKind k, int n, const V& message_bytes) {
+  const V nn = V::term("group_size", n, "ranks");
+  const V share = (nn - V::constant(1)) / nn;
+  switch (k) {
+    case CollKind::all_reduce:
+    case CollKind::tree_all_reduce:
+      return V::constant(2) * share * message_bytes;
+    case CollKind::all_gather:
+    case CollKind::reduce_scatter:
+    case CollKind::all_to_all:
+      return share * message_bytes;
+    case CollKind::send_recv:
+      return message_bytes;
+  }
+  return message_bytes;
+}
+
 // Steps of latency per call: ring all-reduce 2(n−1), tree 2·⌈log2 n⌉, all-gather,
 // reduce-scatter and all-to-all n−1, send/recv 1.
 double call_steps(CollKind k, int n);
+
 // Time of `calls` calls: calls × (α·steps + volume / B), B the group's busbw.
-Expr calls_time(CollKind k, const Group& g, const Expr& message_bytes, const Expr& calls);
+template <typename V>
+V calls_time(CollKind k, const Group& g, const V& message_bytes, const V& calls) {
+  const V latency =
+      V::term("latency", g.link.latency, "s") * V::term("steps", call_steps(k, g.size), "steps");
+  const V transfer =
+      call_volume(k, g.size, message_bytes) / V::term("busbw", g.link.bandwidth, "B/s");
+  return calls * (latency + transfer);
+}
 
 // An nccl-tests measurement read the nccl-tests way: algbw = S / t, busbw = algbw × the
 // collective's factor (2(n−1)/n for all-reduce, (n−1)/n for all-gather and reduce-scatter),

@@ -1,0 +1,118 @@
+// The numbers-only evaluation of a plan: the same formulas as compute_plan, evaluated as plain
+// numbers with no formula text, no terms and no allocation once the result's storage is warm.
+// For searches and what-if questions that evaluate many candidates; its bytes and seconds equal
+// compute_plan's exactly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "trainledger/items.hpp"
+#include "trainledger/plan.hpp"
+
+namespace trainledger {
+
+// An item of the numbers-only evaluation: its id and value (base units).
+struct NumItem {
+  ItemId item = ItemId::params;
+  double value = 0;
+};
+
+// A list of numbers-only items; ids are unique within a list, so it never holds more than
+// k_item_count.
+class NumItems {
+ public:
+  void push_back(const NumItem& i) {
+    if (m_size < k_item_count) m_items[m_size++] = i;
+  }
+  void clear() { m_size = 0; }
+  const NumItem* begin() const { return m_items.data(); }
+  const NumItem* end() const { return m_items.data() + m_size; }
+  int size() const { return m_size; }
+  bool empty() const { return m_size == 0; }
+
+ private:
+  std::array<NumItem, k_item_count> m_items{};
+  int m_size = 0;
+};
+
+// Collectives (docs/formulas.md#collectives).
+enum class CollKind : std::uint8_t {
+  all_reduce,
+  tree_all_reduce,
+  all_gather,
+  reduce_scatter,
+  all_to_all,
+  send_recv
+};
+std::string_view to_string(CollKind k);
+
+// The parallel dimensions that communicate.
+enum class Dim : std::uint8_t { dp, tp, pp, cp, ep };
+inline constexpr int k_dim_count = 5;
+std::string_view to_string(Dim d);
+
+// One call pattern of a dimension's traffic.
+struct CollCall {
+  CollKind kind = CollKind::all_reduce;
+  int group_size = 1;
+  double message_bytes = 0;  // S: the full tensor of one call
+  double calls_per_step = 0;
+  bool inter_node = false;
+  double time_s = 0;  // all calls of the step
+  // Issued after the optimizer step (ZeRO-1/2's parameter all-gather): never hidden by the
+  // backward pass.
+  bool after_step = false;
+};
+
+// The traffic of one parallel dimension per GPU per optimizer step.
+struct CommDim {
+  Dim dim = Dim::dp;
+  bool present = false;  // the dimension communicates in this plan
+  double bytes = 0;      // sent per GPU per step
+  double time_s = 0;     // all calls (0 when a bandwidth is missing: timed = false)
+  bool timed = true;
+  std::array<CollCall, 4> calls{};
+  int n_calls = 0;
+  // Time of the after-step calls, time that can overlap with compute (the rest), and the part
+  // of it that is always exposed: one bucket or one gathered unit.
+  double tail_s = 0;
+  double overlappable_s = 0;
+  double granule_s = 0;
+};
+
+struct CommResults {
+  std::array<CommDim, k_dim_count> dims{};
+  const CommDim& operator[](Dim d) const { return dims[static_cast<int>(d)]; }
+  CommDim& operator[](Dim d) { return dims[static_cast<int>(d)]; }
+};
+
+struct StageNumbers {
+  int stage = 0;
+  int layers = 0;
+  Phase peak_phase = Phase::backward;
+  std::array<double, 5> phase_bytes{};  // in Phase order
+  double peak_bytes = 0;
+  NumItems items;  // the ledger at the peak phase
+};
+
+struct PlanNumbers {
+  Derived derived;
+  std::vector<StageNumbers> stages;
+  int worst_stage = 0;
+  Verdict verdict;
+  NumItems host;
+  double host_peak_bytes = 0;
+  CommResults comm;
+  NumItems communication;  // comm.* bytes, as the report's items
+  NumItems time;
+  NumItems reliability;
+};
+
+// Evaluates `input` into `out` (whose storage is reused: no allocation once it holds as many
+// stages). `input` must be valid (check_rules returns nothing).
+void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope = {});
+
+}  // namespace trainledger
