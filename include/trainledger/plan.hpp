@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "trainledger/change.hpp"
 #include "trainledger/ledger.hpp"
 #include "trainledger/plan_input.hpp"
 
@@ -59,15 +60,6 @@ struct Verdict {
   Phase phase = Phase::backward;  // the phase of the worst stage's peak
 };
 
-// A change that would speed the step up, found by re-planning with it (filled by the CLI).
-struct Lever {
-  std::string knob;              // "global_batch = 256"
-  std::string effect;            // "bubble 8.6 % → 2.3 %, 1,010 → 1,085 tokens/s per GPU"
-  double throughput_before = 0;  // tokens/s per GPU
-  double throughput_after = 0;
-  bool fits = true;  // the changed plan still fits in memory
-};
-
 struct PlanResult {
   PlanInput input;
   Derived derived;
@@ -79,7 +71,7 @@ struct PlanResult {
   std::vector<LineItem> reliability;
   Verdict verdict;
   std::vector<std::string> warnings;
-  std::vector<Lever> levers;
+  std::vector<Lever> levers;  // filled on request (find_levers)
 };
 
 // What compute_plan works out: memory always; the time side (communication, step,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trainledger/model.hpp"
@@ -119,12 +120,38 @@ struct CheckpointSpec {
   double interval = 0;  // s between checkpoints as planned; 0: not given
 };
 
+// Where a resolved input value came from.
+enum class Source : std::uint8_t {
+  default_value,  // the key table's default
+  preset,         // a model or GPU preset
+  file,           // the plan file
+  hf_config,      // a Hugging Face config.json
+  set,            // --set on the command line
+  derived,        // derived from other keys by the loader
+  calibration,    // measured on the cluster (a calibration profile)
+  change,         // a what-if change
+};
+std::string_view to_string(Source s);
+
+// The source of every resolved key ("cluster.cuda_context" → preset), sorted by key. Keys
+// without an entry count as defaults.
+class Provenance {
+ public:
+  Source of(std::string_view key) const;
+  void set(std::string_view key, Source s);
+  std::size_t size() const { return m_keys.size(); }
+
+ private:
+  std::vector<std::pair<std::string, Source>> m_keys;
+};
+
 struct PlanInput {
   ModelSpec model;
   TrainingSpec training;
   ParallelSpec parallel;
   ClusterSpec cluster;
   CheckpointSpec checkpoint;
+  Provenance provenance;
 };
 
 }  // namespace trainledger

@@ -28,6 +28,10 @@ std::string render_json(const PlanResult& plan, const config::LoadedPlan& loaded
 // `trainledger explain ID`: one item's value, formula, terms, source and kind.
 std::string render_explain(const LineItem& item, const std::string& where, const Options& options);
 
+// A change as the plan file would write it: "recompute = full", "global_batch 256 → 1024",
+// "tp 8 → 4, dp 2 → 4".
+std::string change_text(const Change& c);
+
 // The version string printed by reports and --version.
 std::string version();
 

@@ -43,9 +43,6 @@ struct ExplainOptions {
   int stage = -1;  // -1: the worst stage
 };
 
-// The three knobs that speed the step up most while the plan still fits (re-planned with each).
-std::vector<Lever> find_levers(const PlanOptions& o, const PlanResult& plan);
-
 CLI::App* add_plan_command(CLI::App& app, PlanOptions& o);
 int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& err);
 

@@ -10,25 +10,13 @@
 
 #include "app.hpp"
 #include "trainledger/plan.hpp"
+#include "trainledger/whatif.hpp"
 
 namespace trainledger::cli {
 
 namespace {
 
 enum class Status { ok, near, over };
-
-struct Knob {
-  std::string set;   // "training.recompute=full"
-  std::string text;  // "recompute = full"
-};
-
-struct Suggestion {
-  std::string id;
-  double bytes = 0;
-  std::string knob;  // "" when no knob helps
-  double freed = 0;
-  bool then_fits = false;
-};
 
 struct Checked {
   std::string name;
@@ -37,80 +25,8 @@ struct Checked {
   double limit = 0;
   double capacity = 0;
   Status status = Status::ok;
-  std::vector<Suggestion> suggestions;
+  std::vector<Fix> suggestions;
 };
-
-Knob knob(const std::string& key, const std::string& value, bool quoted = false) {
-  const std::string name = key.substr(key.find('.') + 1);
-  return {key + "=" + (quoted ? "\"" + value + "\"" : value), name + " = " + value};
-}
-
-// Knobs that shrink an item, in the order they are tried.
-std::vector<Knob> knobs_for(const std::string& id, const PlanInput& in, const StageMemory& st) {
-  const TrainingSpec& t = in.training;
-  const ParallelSpec& p = in.parallel;
-  std::vector<Knob> k;
-  if (id.rfind("activations", 0) == 0) {
-    if (t.recompute != Recompute::full) k.push_back(knob("training.recompute", "full", true));
-    if (t.recompute == Recompute::none) k.push_back(knob("training.recompute", "selective", true));
-    if (t.attention == Attention::eager) k.push_back(knob("training.attention", "flash", true));
-    if (p.tp > 1 && !p.sequence_parallel) k.push_back(knob("parallel.sequence_parallel", "true"));
-    if (t.micro_batch > 1 && t.micro_batch % 2 == 0)
-      k.push_back(knob("training.micro_batch", std::to_string(t.micro_batch / 2)));
-  } else if (id == "logits") {
-    k.push_back(knob("training.loss", "chunked", true));
-  } else if (id.rfind("optimizer.", 0) == 0 || id == "master") {
-    if (p.zero < 1) k.push_back(knob("parallel.zero", "1"));
-    if (t.optimizer == Optimizer::adamw)
-      k.push_back(knob("training.optimizer", "adamw-8bit", true));
-    if (p.zero >= 1 && p.offload == Offload::none)
-      k.push_back(knob("parallel.offload", "optimizer", true));
-  } else if (id == "grads") {
-    if (p.zero < 2) k.push_back(knob("parallel.zero", "2"));
-  } else if (id == "params") {
-    if (p.zero < 3) k.push_back(knob("parallel.zero", "3"));
-  } else if (id == "temporaries") {
-    if (st.role == "last" || st.role == "only") k.push_back(knob("training.loss", "chunked", true));
-    if (p.zero == 0 && !p.gradient_as_bucket_view)
-      k.push_back(knob("parallel.gradient_as_bucket_view", "true"));
-    if (p.grad_sync == GradSync::last_micro_batch)
-      k.push_back(knob("parallel.grad_sync", "every_micro_batch", true));
-  } else if (id == "overhead.nccl") {
-    if (in.cluster.nccl_channels > 8) k.push_back(knob("cluster.nccl_channels", "8"));
-  }
-  return k;
-}
-
-std::vector<Suggestion> suggest(const CheckOptions& o, const Checked& c) {
-  const StageMemory& st = c.plan.stages[c.plan.worst_stage];
-  std::vector<LineItem> items = st.items;
-  std::sort(items.begin(), items.end(),
-            [](const LineItem& a, const LineItem& b) { return a.value > b.value; });
-  std::vector<Suggestion> out;
-  for (const LineItem& item : items) {
-    if (out.size() == 3) break;
-    Suggestion s{item.id, item.value, "", 0, false};
-    for (const Knob& k : knobs_for(item.id, c.loaded.input, st)) {
-      PlanOptions po;
-      po.plan = c.name == "(default plan)" ? "" : c.name;
-      po.sets = o.sets;
-      po.sets.push_back(k.set);
-      try {
-        const PlanResult r = compute_plan(load(po).input);
-        const double after = r.stages[st.stage].peak_bytes;
-        if (st.peak_bytes - after > s.freed) {
-          s.freed = st.peak_bytes - after;
-          s.knob = k.text;
-          s.then_fits = r.verdict.peak_bytes <= c.limit;
-        }
-      } catch (const config::ConfigError&) {
-        // The knob is not valid for this plan (e.g. a divisibility rule); try the next.
-      }
-    }
-    out.push_back(s);
-  }
-  return out;
-}
 
 Checked check_one(const CheckOptions& o, const std::string& name, double headroom) {
   PlanOptions po;
@@ -125,7 +41,7 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   c.limit = c.capacity * (1 - headroom);
   const double peak = c.plan.verdict.peak_bytes;
   c.status = peak > c.capacity ? Status::over : peak > c.limit ? Status::near : Status::ok;
-  if (c.status != Status::ok) c.suggestions = suggest(o, c);
+  if (c.status != Status::ok) c.suggestions = find_fixes(c.plan, c.limit);
   return c;
 }
 
@@ -151,12 +67,13 @@ void print_details(const Checked& c, double unit, const std::string& u, double h
         100 * (c.capacity - v.peak_bytes) / c.capacity, where, headroom * 100, c.limit / unit, u);
   }
   out << fmt::format("  largest contributors on stage {}:\n", st.stage);
-  for (const Suggestion& s : c.suggestions) {
+  for (const Fix& s : c.suggestions) {
     std::string advice = "no single knob shrinks it";
-    if (!s.knob.empty())
-      advice = fmt::format("{} frees {:.2f} {} on stage {}{}", s.knob, s.freed / unit, u, st.stage,
-                           s.then_fits ? " (then it fits)" : "");
-    out << fmt::format("    {:<26} {:>9.2f} {}  → {}\n", s.id, s.bytes / unit, u, advice);
+    if (s.change)
+      advice = fmt::format("{} frees {:.2f} {} on stage {}{}", report::change_text(*s.change),
+                           s.freed_bytes / unit, u, st.stage, s.then_fits ? " (then it fits)" : "");
+    out << fmt::format("    {:<26} {:>9.2f} {}  → {}\n", info(s.item).name, s.bytes / unit, u,
+                       advice);
   }
 }
 
@@ -165,11 +82,11 @@ nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headro
   for (const Checked& c : all) {
     const Verdict& v = c.plan.verdict;
     nlohmann::ordered_json suggestions = nlohmann::ordered_json::array();
-    for (const Suggestion& s : c.suggestions)
-      suggestions.push_back({{"id", s.id},
+    for (const Fix& s : c.suggestions)
+      suggestions.push_back({{"id", std::string(info(s.item).name)},
                              {"bytes", s.bytes},
-                             {"knob", s.knob},
-                             {"freed_bytes", s.freed},
+                             {"knob", s.change ? report::change_text(*s.change) : ""},
+                             {"freed_bytes", s.freed_bytes},
                              {"then_fits", s.then_fits}});
     plans.push_back({{"plan", c.name},
                      {"status", status_text(c.status)},

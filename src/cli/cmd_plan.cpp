@@ -10,6 +10,7 @@
 #include "app.hpp"
 #include "trainledger/plan.hpp"
 #include "trainledger/search.hpp"
+#include "trainledger/whatif.hpp"
 
 namespace trainledger::cli {
 
@@ -80,7 +81,7 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   const config::LoadedPlan loaded = load(o);
   if (!o.max.empty()) return run_max(o, loaded, out);
   PlanResult plan = compute_plan(loaded.input);
-  plan.levers = find_levers(o, plan);
+  plan.levers = find_levers(plan);
   out << report::render(format_of(o.format), plan, loaded, report_options(o));
   return k_exit_ok;
 }

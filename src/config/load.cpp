@@ -25,6 +25,15 @@ void throw_if(std::vector<Diagnostic>& errors) {
   throw ConfigError(errors);
 }
 
+Source source_of(const Origin& o) {
+  if (o.what == "file") return Source::file;
+  if (o.what == "preset") return Source::preset;
+  if (o.what == "hf_config") return Source::hf_config;
+  if (o.what == "--set") return Source::set;
+  if (o.what == "derived") return Source::derived;
+  return Source::default_value;
+}
+
 LoadedPlan finish(Resolution& r, const std::string& source) {
   std::vector<Diagnostic> errors;
   LoadedPlan out;
@@ -35,6 +44,7 @@ LoadedPlan finish(Resolution& r, const std::string& source) {
     auto it = r.settings.find(k.full_name());
     if (it == r.settings.end()) continue;
     out.resolved.push_back(ResolvedValue{k.full_name(), it->second.display, it->second.origin});
+    out.input.provenance.set(k.full_name(), source_of(it->second.origin));
   }
   out.warnings = r.warnings;
   return out;

@@ -1,5 +1,7 @@
 #include "trainledger/plan_input.hpp"
 
+#include <algorithm>
+
 namespace trainledger {
 
 std::string_view to_string(Optimizer o) {
@@ -130,6 +132,43 @@ std::string_view to_string(Loss l) { return l == Loss::standard ? "standard" : "
 
 std::string_view to_string(CheckpointFormat f) {
   return f == CheckpointFormat::sharded ? "sharded" : "gathered";
+}
+
+std::string_view to_string(Source s) {
+  switch (s) {
+    case Source::default_value:
+      return "default";
+    case Source::preset:
+      return "preset";
+    case Source::file:
+      return "file";
+    case Source::hf_config:
+      return "hf_config";
+    case Source::set:
+      return "--set";
+    case Source::derived:
+      return "derived";
+    case Source::calibration:
+      return "calibration";
+    case Source::change:
+      return "change";
+  }
+  return "?";
+}
+
+Source Provenance::of(std::string_view key) const {
+  auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
+                             [](const auto& e, std::string_view k) { return e.first < k; });
+  return it != m_keys.end() && it->first == key ? it->second : Source::default_value;
+}
+
+void Provenance::set(std::string_view key, Source s) {
+  auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
+                             [](const auto& e, std::string_view k) { return e.first < k; });
+  if (it != m_keys.end() && it->first == key)
+    it->second = s;
+  else
+    m_keys.insert(it, {std::string(key), s});
 }
 
 }  // namespace trainledger

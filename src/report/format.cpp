@@ -60,4 +60,35 @@ std::string format_item_value(const LineItem& item, MemUnits u) {
   return "?";
 }
 
+std::string change_text(const Change& c) {
+  std::string out;
+  for (const Edit& e : c) {
+    const std::string_view key = key_of(e.knob);
+    const std::string name(key.substr(key.find('.') + 1));
+    const bool numeric = e.knob == Knob::global_batch || e.knob == Knob::micro_batch ||
+                         e.knob == Knob::tp || e.knob == Knob::dp || e.knob == Knob::zero ||
+                         e.knob == Knob::nccl_channels;
+    if (!out.empty()) out += ", ";
+    out += numeric ? fmt::format("{} {} → {}", name, e.from, e.to)
+                   : fmt::format("{} = {}", name, knob_text(e.knob, e.to));
+  }
+  return out;
+}
+
+std::string lever_effect(const Lever& l, MemUnits u) {
+  std::string s;
+  bool sets_batch = false;
+  for (const Edit& e : l.change) sets_batch = sets_batch || e.knob == Knob::global_batch;
+  if (l.global_batch_after != l.global_batch_before && !sets_batch)
+    s += fmt::format("global batch {} → {}, ", l.global_batch_before, l.global_batch_after);
+  if (l.grad_accum_after != l.grad_accum_before)
+    s += fmt::format("grad accum {} → {}, ", l.grad_accum_before, l.grad_accum_after);
+  if (l.bubble_after < l.bubble_before - 0.001)
+    s += fmt::format("bubble {:.1f} % → {:.1f} %, ", 100 * l.bubble_before, 100 * l.bubble_after);
+  return s + fmt::format("{:.0f} → {:.0f} tokens/s per GPU (+{:.1f} %), peak {}",
+                         l.throughput_before, l.throughput_after,
+                         100 * (l.throughput_after / l.throughput_before - 1),
+                         memory_with_unit(l.peak_bytes, u));
+}
+
 }  // namespace trainledger::report

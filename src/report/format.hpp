@@ -18,5 +18,7 @@ std::string format_duration(double seconds);                      // "56 s", "67
 std::string format_item_value(const LineItem& item, MemUnits u);  // by the item's unit
 // "Host memory per node: 98.1 GiB (checkpoint_staging 74.2, runtime 24.0); ..."
 std::string host_line(const PlanResult& plan, MemUnits u);
+// "bubble 2.3 % → 0.6 %, 853 → 869 tokens/s per GPU (+1.9 %), peak 50.9 GiB"
+std::string lever_effect(const Lever& l, MemUnits u);
 
 }  // namespace trainledger::report

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainledger/report.hpp"
+#include "trainledger/whatif.hpp"
 
 namespace trainledger::report {
 
@@ -215,12 +216,25 @@ json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
                   {"worst_stage", plan.verdict.worst_stage},
                   {"phase", std::string(to_string(plan.verdict.phase))}};
   json levers = json::array();
-  for (const Lever& l : plan.levers)
-    levers.push_back({{"knob", l.knob},
-                      {"effect", l.effect},
+  for (const Lever& l : plan.levers) {
+    json changes = json::array();
+    for (const Edit& e : l.change)
+      changes.push_back({{"key", std::string(key_of(e.knob))},
+                         {"from", knob_text(e.knob, e.from)},
+                         {"to", knob_text(e.knob, e.to)}});
+    levers.push_back({{"knob", change_text(l.change)},
+                      {"changes", changes},
                       {"tokens_per_s_per_gpu_before", l.throughput_before},
                       {"tokens_per_s_per_gpu_after", l.throughput_after},
+                      {"bubble_before", l.bubble_before},
+                      {"bubble_after", l.bubble_after},
+                      {"peak_bytes", number(l.peak_bytes, Unit::bytes)},
+                      {"global_batch_before", l.global_batch_before},
+                      {"global_batch_after", l.global_batch_after},
+                      {"grad_accum_before", l.grad_accum_before},
+                      {"grad_accum_after", l.grad_accum_after},
                       {"fits", l.fits}});
+  }
   j["levers"] = levers;
   json warnings = json::array();
   for (const std::string& w : loaded.warnings) warnings.push_back(w);

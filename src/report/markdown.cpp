@@ -68,7 +68,8 @@ std::string time_section(const PlanResult& plan, MemUnits u) {
   }
   if (!plan.levers.empty()) {
     out += "\n**Levers:**\n\n";
-    for (const Lever& l : plan.levers) out += "- " + l.knob + ": " + l.effect + "\n";
+    for (const Lever& l : plan.levers)
+      out += "- " + change_text(l.change) + ": " + lever_effect(l, u) + "\n";
   }
   out += items_table("Communication per GPU per step", plan.communication, u);
   out += items_table("Time", plan.time, u);

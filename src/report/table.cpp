@@ -119,7 +119,8 @@ std::string time_section(const PlanResult& plan, MemUnits u) {
   out += items_rows("Checkpoints and failures", plan.reliability, u, 0);
   if (!plan.levers.empty()) {
     out += "\nLevers:\n";
-    for (const Lever& l : plan.levers) out += "  " + l.knob + ": " + l.effect + "\n";
+    for (const Lever& l : plan.levers)
+      out += "  " + change_text(l.change) + ": " + lever_effect(l, u) + "\n";
   }
   return out;
 }

@@ -84,8 +84,12 @@ TEST_CASE("plan --max prints the largest value that fits and the plan at it", "[
 TEST_CASE("plan lists the biggest levers, each re-planned and still fitting", "[check][levers]") {
   const auto r = run_cli({"plan"});
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("\nLevers:\n  global_batch 256 → 1024 (m 128 → 512): bubble 2.3 % → 0.6 %") !=
-        std::string::npos);
+  CHECK(r.out.find("\nLevers:\n  global_batch 256 → 1024: grad accum 128 → 512, bubble 2.3 % → "
+                   "0.6 %") != std::string::npos);
+  // The report prints a lever's peak in the report's units.
+  const auto gb = run_cli({"plan", "--units", "gb"});
+  CHECK(gb.out.find("peak 54.69 GB\n") != std::string::npos);
+  CHECK(gb.out.find(" GiB\n") == std::string::npos);
   const auto j = nlohmann::json::parse(run_cli({"plan", "--format", "json"}).out);
   REQUIRE(j["levers"].size() >= 1);
   for (const auto& l : j["levers"]) {

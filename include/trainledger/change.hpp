@@ -1,0 +1,76 @@
+// A typed change to a plan's inputs: knobs and their values (what-if questions, levers,
+// fix-it hints). Evaluated by the core (trainledger/whatif.hpp), rendered by the reports.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "trainledger/plan_input.hpp"
+
+namespace trainledger {
+
+// The knobs a change can turn: each is one plan-file key.
+enum class Knob : std::uint8_t {
+  global_batch,
+  micro_batch,
+  recompute,
+  attention,
+  loss,
+  optimizer,
+  tp,
+  dp,
+  sequence_parallel,
+  zero,
+  schedule,
+  virtual_stages,
+  offload,
+  gradient_as_bucket_view,
+  grad_sync,
+  nccl_channels,
+};
+// The plan-file key of a knob ("training.recompute").
+std::string_view key_of(Knob k);
+// A knob's value as the plan file writes it: enums by name, booleans as true/false.
+std::string knob_text(Knob k, std::int64_t value);
+
+// One knob set to a value (enums by their underlying value, booleans as 0 or 1).
+struct Edit {
+  Knob knob = Knob::micro_batch;
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+};
+
+// Knobs turned together (tp halved and dp doubled); at most four.
+class Change {
+ public:
+  Change() = default;
+  // Adds knob = to, remembering its value in `base`.
+  Change& set(const PlanInput& base, Knob k, std::int64_t to);
+  const Edit* begin() const { return m_edits.data(); }
+  const Edit* end() const { return m_edits.data() + m_size; }
+  int size() const { return m_size; }
+  bool empty() const { return m_size == 0; }
+
+ private:
+  std::array<Edit, 4> m_edits{};
+  int m_size = 0;
+};
+
+// A change that speeds the step up, found by evaluating it.
+struct Lever {
+  Change change;
+  double throughput_before = 0;  // tokens/s per GPU
+  double throughput_after = 0;
+  double bubble_before = 0;  // share of the pipeline
+  double bubble_after = 0;
+  double peak_bytes = 0;  // the worst stage's peak after the change
+  std::int64_t global_batch_before = 0;
+  std::int64_t global_batch_after = 0;
+  std::int64_t grad_accum_before = 0;
+  std::int64_t grad_accum_after = 0;
+  bool fits = true;
+};
+
+}  // namespace trainledger

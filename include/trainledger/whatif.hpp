@@ -1,0 +1,40 @@
+// What-if questions in the core: typed changes to a plan's inputs, evaluated by the
+// numbers-only path and filtered by the same rules as the plan file. The levers that speed a
+// step up and the changes that make a plan fit are both answered here; reports render them.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "trainledger/change.hpp"
+#include "trainledger/items.hpp"
+#include "trainledger/plan.hpp"
+
+namespace trainledger {
+
+// The value of a knob in a plan.
+std::int64_t knob_value(const PlanInput& in, Knob k);
+// `in` with the change applied. The global batch is held unless the change sets it, so the
+// accumulation steps follow; a derived grad_sync is derived again from the new ZeRO stage.
+PlanInput apply(const PlanInput& in, const Change& c);
+// The changed plan when it satisfies every rule (check_rules), else nothing.
+std::optional<PlanInput> apply_valid(const PlanInput& in, const Change& c);
+
+// Up to `count` changes that raise throughput per GPU by more than 0.5 % while the plan still
+// fits, fastest first. `plan` is compute_plan(input)'s result (its time side is needed).
+std::vector<Lever> find_levers(const PlanResult& plan, int count = 3);
+
+// For one of the largest items of the worst stage: the change that frees the most memory on
+// that stage, if any does.
+struct Fix {
+  ItemId item = ItemId::params;
+  double bytes = 0;              // the item's size before
+  std::optional<Change> change;  // none: no single knob shrinks it
+  double freed_bytes = 0;        // on the worst stage
+  bool then_fits = false;        // the changed plan's worst peak is within `limit_bytes`
+};
+
+// The `count` largest items of the worst stage, each with its best change.
+std::vector<Fix> find_fixes(const PlanResult& plan, double limit_bytes, int count = 3);
+
+}  // namespace trainledger

@@ -1,0 +1,212 @@
+// Cross-field rules of a plan (docs/config.md#rules), each reported at the key that breaks it.
+// The config layer reports them at the key's file:line:col; the core's what-if questions use
+// them to drop changes that make an invalid plan.
+#include "trainledger/rules.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numeric>
+
+namespace trainledger {
+
+namespace {
+
+struct Violations {
+  std::vector<RuleViolation>& out;
+  void error(const char* key, std::string message) const {
+    out.push_back(RuleViolation{key, std::move(message)});
+  }
+};
+
+void check_tp(Violations& in, const PlanInput& p) {
+  const ModelSpec& m = p.model;
+  const int tp = p.parallel.tp;
+  if (m.count_only || tp == 1) return;
+  if (m.heads % tp != 0)
+    in.error("parallel.tp",
+             fmt::format("parallel.tp ({}) must divide model.heads ({})", tp, m.heads));
+  if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)
+    in.error("parallel.tp",
+             fmt::format("parallel.tp ({}) must divide model.kv_heads ({}), or be a multiple of "
+                         "it (kv heads replicated)",
+                         tp, m.kv_heads));
+  const int ffn = is_moe(m) ? m.expert_ffn : m.ffn;
+  if (ffn % tp != 0)
+    in.error("parallel.tp",
+             fmt::format("parallel.tp ({}) must divide the MLP width ({})", tp, ffn));
+}
+
+void check_pp(Violations& in, const PlanInput& p) {
+  const ParallelSpec& par = p.parallel;
+  const ModelSpec& m = p.model;
+  if (!par.stage_layers.empty()) {
+    if (static_cast<int>(par.stage_layers.size()) != par.pp) {
+      in.error("parallel.stage_layers",
+               fmt::format("parallel.stage_layers has {} entries but parallel.pp is {}",
+                           par.stage_layers.size(), par.pp));
+      return;
+    }
+    if (m.count_only) {
+      in.error("parallel.stage_layers",
+               "parallel.stage_layers needs a model architecture (model.layers)");
+      return;
+    }
+    const long sum = std::accumulate(par.stage_layers.begin(), par.stage_layers.end(), 0L);
+    if (sum != m.layers)
+      in.error(
+          "parallel.stage_layers",
+          fmt::format("parallel.stage_layers sums to {} but model.layers is {}", sum, m.layers));
+  } else if (!m.count_only && m.layers % par.pp != 0) {
+    in.error("parallel.pp", fmt::format("parallel.pp ({}) must divide model.layers ({}), or give "
+                                        "parallel.stage_layers for an uneven split",
+                                        par.pp, m.layers));
+  }
+  if (par.pp > 1 && !m.count_only && par.pp > m.layers)
+    in.error("parallel.pp",
+             fmt::format("parallel.pp ({}) exceeds model.layers ({})", par.pp, m.layers));
+  if (par.schedule == Schedule::interleaved) {
+    if (par.virtual_stages < 2)
+      in.error("parallel.virtual_stages",
+               "parallel.schedule = \"interleaved\" needs parallel.virtual_stages >= 2");
+    else if (!m.count_only && par.stage_layers.empty() &&
+             (m.layers / par.pp) % par.virtual_stages != 0)
+      in.error("parallel.virtual_stages",
+               fmt::format("parallel.virtual_stages ({}) must divide the layers per stage ({})",
+                           par.virtual_stages, m.layers / par.pp));
+  } else if (par.virtual_stages > 1) {
+    in.error("parallel.virtual_stages",
+             fmt::format("parallel.virtual_stages ({}) needs parallel.schedule = \"interleaved\"",
+                         par.virtual_stages));
+  }
+}
+
+void check_world(Violations& in, const PlanInput& p) {
+  const ParallelSpec& par = p.parallel;
+  const double product = static_cast<double>(par.tp) * par.pp * par.cp * par.dp;
+  const double world = static_cast<double>(p.cluster.nodes) * p.cluster.gpus_per_node;
+  if (product != world)
+    in.error("parallel.dp",
+             fmt::format("parallel: tp × pp × cp × dp = {} × {} × {} × {} = {} must equal the "
+                         "world size {} (cluster.nodes {} × cluster.gpus_per_node {})",
+                         par.tp, par.pp, par.cp, par.dp, product, world, p.cluster.nodes,
+                         p.cluster.gpus_per_node));
+}
+
+void check_batch(Violations& in, const PlanInput& p) {
+  const TrainingSpec& t = p.training;
+  const double per_pass = static_cast<double>(t.micro_batch) * p.parallel.dp;
+  if (t.global_batch > 0 && std::fmod(static_cast<double>(t.global_batch), per_pass) != 0)
+    in.error("training.global_batch",
+             fmt::format("training.global_batch ({}) must be divisible by micro_batch × dp = {} "
+                         "× {} = {}",
+                         t.global_batch, t.micro_batch, p.parallel.dp, per_pass));
+  if (p.parallel.cp > 1 && t.seq_len % p.parallel.cp != 0)
+    in.error("parallel.cp", fmt::format("parallel.cp ({}) must divide training.seq_len ({})",
+                                        p.parallel.cp, t.seq_len));
+}
+
+void check_zero(Violations& in, const PlanInput& p) {
+  const ParallelSpec& par = p.parallel;
+  const int group = par.dp * par.cp;
+  if (par.zero_shard_size > 0) {
+    if (par.zero == 0)
+      in.error("parallel.zero_shard_size",
+               "parallel.zero_shard_size (HSDP) needs parallel.zero >= 1");
+    else if (group % par.zero_shard_size != 0)
+      in.error("parallel.zero_shard_size",
+               fmt::format("parallel.zero_shard_size ({}) must divide dp × cp = {}",
+                           par.zero_shard_size, group));
+  }
+  if (par.offload == Offload::optimizer && par.zero == 0)
+    in.error("parallel.offload", "parallel.offload = \"optimizer\" needs parallel.zero >= 1");
+  if (par.offload == Offload::optimizer_params && par.zero != 3)
+    in.error("parallel.offload", "parallel.offload = \"optimizer+params\" needs parallel.zero = 3");
+}
+
+void check_placement(Violations& in, const PlanInput& p) {
+  const std::vector<std::string>& order = p.parallel.placement;
+  for (const char* dim : {"tp", "cp", "dp", "pp"}) {
+    int count = 0;
+    for (const std::string& d : order) count += d == dim ? 1 : 0;
+    if (count != 1) {
+      in.error("parallel.placement",
+               fmt::format("parallel.placement must name tp, cp, dp and pp once each (\"{}\" "
+                           "appears {} times)",
+                           dim, count));
+      return;
+    }
+  }
+}
+
+void check_experts(Violations& in, const PlanInput& p) {
+  const ParallelSpec& par = p.parallel;
+  const ModelSpec& m = p.model;
+  if (par.ep == 1) return;
+  if (!is_moe(m)) {
+    in.error("parallel.ep",
+             fmt::format("parallel.ep ({}) needs a MoE model (model.experts > 0)", par.ep));
+    return;
+  }
+  if (m.experts % par.ep != 0)
+    in.error("parallel.ep",
+             fmt::format("parallel.ep ({}) must divide model.experts ({})", par.ep, m.experts));
+  if ((par.dp * par.cp) % par.ep != 0)
+    in.error("parallel.ep",
+             fmt::format("parallel.ep ({}) must divide dp × cp = {}", par.ep, par.dp * par.cp));
+}
+
+void check_training(Violations& in, const PlanInput& p) {
+  const TrainingSpec& t = p.training;
+  const ModelSpec& m = p.model;
+  if (t.precision == DType::fp32 && t.grad_dtype != DType::fp32)
+    in.error("training.grad_dtype",
+             fmt::format("training.grad_dtype ({}) cannot be narrower than fp32 weights",
+                         to_string(t.grad_dtype)));
+  if (t.finetune != Finetune::full) {
+    if (m.count_only)
+      in.error("training.finetune", "LoRA and QLoRA need a model architecture, not model.params");
+    if (t.trainable_params > 0)
+      in.error("training.trainable_params",
+               "training.trainable_params is for full fine-tuning; LoRA's count is derived from "
+               "lora_rank and lora_targets");
+    if (is_moe(m)) {
+      for (LoraTarget target : t.lora_targets)
+        if (target == LoraTarget::gate || target == LoraTarget::up || target == LoraTarget::down)
+          in.error("training.lora_targets",
+                   "LoRA on the expert MLPs of a MoE model is not modelled; target attention "
+                   "matrices only");
+    }
+  }
+  if (t.finetune == Finetune::qlora && t.precision != DType::bf16 && t.precision != DType::fp16)
+    in.error("training.precision",
+             fmt::format("QLoRA computes in bf16 or fp16, not {}", to_string(t.precision)));
+  if (t.optimizer == Optimizer::adafactor && m.count_only)
+    in.error("training.optimizer",
+             "Adafactor's factored state needs the matrix shapes: give a model architecture");
+  if (t.trainable_params > 0 && t.trainable_params > total_params(m))
+    in.error("training.trainable_params",
+             fmt::format("training.trainable_params ({:.6g}) exceeds the model's parameters "
+                         "({:.6g})",
+                         t.trainable_params, total_params(m)));
+}
+
+}  // namespace
+
+std::vector<RuleViolation> check_rules(const PlanInput& in, bool world_known) {
+  std::vector<RuleViolation> out;
+  Violations v{out};
+  check_tp(v, in);
+  check_pp(v, in);
+  if (world_known) {
+    check_world(v, in);
+    check_batch(v, in);
+  }
+  check_zero(v, in);
+  check_experts(v, in);
+  check_placement(v, in);
+  check_training(v, in);
+  return out;
+}
+
+}  // namespace trainledger
