@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "trainledger/config.hpp"
+#include "trainledger/numbers.hpp"
 #include "trainledger/plan.hpp"
 #include "trainledger/report.hpp"
 #include "trainledger/search.hpp"
@@ -33,6 +34,36 @@ void BM_compute_plan_memory_only(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_compute_plan_memory_only);
+
+// The numbers-only path (searches, what-if): the same formulas without text or terms.
+void BM_evaluate_memory_only(benchmark::State& state) {
+  const PlanInput input = default_plan().input;
+  PlanNumbers n;
+  for (auto _ : state) {
+    evaluate(input, n, PlanScope{false, false});
+    benchmark::DoNotOptimize(n.verdict);
+  }
+}
+BENCHMARK(BM_evaluate_memory_only);
+
+void BM_evaluate_with_time(benchmark::State& state) {
+  const PlanInput input = default_plan().input;
+  PlanNumbers n;
+  for (auto _ : state) {
+    evaluate(input, n, PlanScope{true, false});
+    benchmark::DoNotOptimize(n.verdict);
+  }
+}
+BENCHMARK(BM_evaluate_with_time);
+
+void BM_compute_plan_with_time(benchmark::State& state) {
+  const PlanInput input = default_plan().input;
+  for (auto _ : state) {
+    PlanResult r = compute_plan(input, PlanScope{true, false});
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_compute_plan_with_time);
 
 void BM_compute_plan_pp16(benchmark::State& state) {
   config::LoadOptions o;

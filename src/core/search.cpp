@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "trainledger/numbers.hpp"
+
 namespace trainledger {
 
 namespace {
@@ -25,13 +27,15 @@ struct Probe {
     }
     return in;
   }
-  // Memory only while searching; the answer gets the whole plan.
-  PlanResult at(std::int64_t value) {
+  // Memory only and numbers only while searching; the answer gets the whole plan.
+  PlanNumbers numbers;
+  const PlanNumbers& at(std::int64_t value) {
     ++evaluations;
-    return compute_plan(input_at(value), PlanScope{false, false});
+    evaluate(input_at(value), numbers, PlanScope{false, false});
+    return numbers;
   }
   PlanResult full(std::int64_t value) const { return compute_plan(input_at(value)); }
-  bool fits(const PlanResult& r) const { return r.verdict.peak_bytes <= limit; }
+  bool fits(const PlanNumbers& r) const { return r.verdict.peak_bytes <= limit; }
 };
 
 }  // namespace
@@ -40,16 +44,16 @@ MaxFit find_max(const PlanInput& input, MaxKnob knob, double limit_bytes) {
   const std::int64_t per_pass = input.training.micro_batch * input.parallel.dp;
   const std::int64_t global =
       input.training.global_batch > 0 ? input.training.global_batch : per_pass;
-  Probe probe{input, knob, limit_bytes,
-              per_pass > 0 ? std::max<std::int64_t>(1, global / per_pass) : 1};
+  Probe probe{input,       knob,
+              limit_bytes, per_pass > 0 ? std::max<std::int64_t>(1, global / per_pass) : 1,
+              0,           {}};
   MaxFit out;
   if (knob == MaxKnob::seq_len) {
     out.step = input.parallel.cp;
     if (input.parallel.sequence_parallel)
       out.step = std::lcm(out.step, std::int64_t{input.parallel.tp});
   }
-  PlanResult low = probe.at(out.step);
-  if (!probe.fits(low)) {
+  if (!probe.fits(probe.at(out.step))) {
     out.plan = probe.full(out.step);
     out.value = out.step;
     out.next_peak_bytes = out.plan.verdict.peak_bytes;
@@ -60,7 +64,7 @@ MaxFit find_max(const PlanInput& input, MaxKnob knob, double limit_bytes) {
   std::int64_t good = 1, bad = 0;
   double bad_peak = 0;
   auto try_value = [&](std::int64_t k) {
-    const PlanResult r = probe.at(k * out.step);
+    const PlanNumbers& r = probe.at(k * out.step);
     if (probe.fits(r)) {
       good = k;
     } else {

@@ -22,7 +22,8 @@ constexpr const char* k_src_overlap =
     "bucket and ZeRO-1/2's parameter all-gather; TP and pipeline sends are exposed";
 constexpr const char* k_src_optimizer =
     "the optimizer step is memory-bound: it reads and writes the master weights and optimizer "
-    "state and reads the gradients once (bytes / HBM bandwidth)";
+    "state and reads the gradients once (bytes / achieved HBM bandwidth, the same rate as "
+    "element-wise kernels)";
 constexpr const char* k_src_mfu =
     "Chowdhery et al. 2022 (PaLM) App. B: MFU counts the model's FLOPs without recomputation; "
     "HFU counts the FLOPs executed";
@@ -109,16 +110,23 @@ Exposed exposed_traffic(const PlanInput& in, const Derived& d, const CommResults
   return e;
 }
 
+// The one rate of memory-bound kernels (element-wise ops and the optimizer step): HBM
+// bandwidth × the achieved share.
+template <typename V>
+V hbm_rate(const PlanInput& in) {
+  return V::term("memory_bandwidth", in.cluster.gpu.memory_bandwidth, "B/s HBM") *
+         V::term("memory_efficiency", in.cluster.memory_efficiency, "efficiency");
+}
+
 // The optimizer step streams the state it updates through HBM.
 template <typename V>
 V optimizer_time(const PlanInput& in, const Items<V>& worst_items) {
   double state_bytes = 0;
   for (const auto& i : worst_items)
     if (info(i.item).optimizer_io) state_bytes += i.value;
-  const double hbm = in.cluster.gpu.memory_bandwidth;
-  if (hbm <= 0) return V::term("optimizer_s", 0, "s (no memory_bandwidth given)");
-  return V::constant(2) * V::term("state_bytes", state_bytes, "B of state") /
-         V::term("memory_bandwidth", hbm, "B/s HBM");
+  if (in.cluster.gpu.memory_bandwidth <= 0)
+    return V::term("optimizer_s", 0, "s (no memory_bandwidth given)");
+  return V::constant(2) * V::term("state_bytes", state_bytes, "B of state") / hbm_rate<V>(in);
 }
 
 // Throughput, MFU and HFU from the step time.
@@ -173,22 +181,21 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
     return out;
   }
   const double rate = peak * in.cluster.matmul_efficiency;
-  const double hbm_rate = in.cluster.gpu.memory_bandwidth * in.cluster.memory_efficiency;
+  const double hbm = hbm_rate<Num>(in).value();
   const int pp = static_cast<int>(stage_layers.size());
   const double m = static_cast<double>(d.grad_accum);
-  const Pace pc = pace(in, stage_layers, rate, hbm_rate);
+  const Pace pc = pace(in, stage_layers, rate, hbm);
   const StageFlops& f = pc.flops[pc.slow];
   const V rate_e = V::term("peak_flops", peak, "FLOP/s peak") *
                    V::term("matmul_efficiency", in.cluster.matmul_efficiency, "efficiency");
-  const V hbm_e = V::term("memory_bandwidth", in.cluster.gpu.memory_bandwidth, "B/s HBM") *
-                  V::term("memory_efficiency", in.cluster.memory_efficiency, "efficiency");
+  const V hbm_e = hbm_rate<V>(in);
   const V mb = V::term("micro_batches", m, "micro-batches");
   V compute = mb *
               (V::term("forward_flops", f.forward, "FLOP forward") +
                V::term("backward_flops", f.backward, "FLOP backward")) /
               rate_e;
   V recompute = mb * V::term("recompute_flops", f.recompute, "FLOP recompute") / rate_e;
-  if (hbm_rate > 0) {
+  if (hbm > 0) {
     compute =
         compute + mb * V::term("elementwise_bytes", f.elementwise_bytes, "B element-wise") / hbm_e;
     recompute = recompute + mb *
