@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "trainledger/units.hpp"
+
 namespace trainledger {
 
 // The text of a term's key or label, given as up to four pieces that are joined only when a
@@ -30,16 +32,21 @@ class Text {
 };
 
 // One named input of a formula: its key (for JSON), value and the label printed after it.
+// A term read from a plan input also names that key and where its value came from.
 struct Term {
   std::string key;
   double value = 0;
   std::string label;
+  std::string input;  // the plan key it was read from ("cluster.cuda_context"), or empty
+  Source source = Source::default_value;
 };
 
 class Expr {
  public:
   // A named input, printed as "<value> <label>".
   static Expr term(Text key, double value, Text label);
+  // A term read from the plan key `input`, whose value came from `source`.
+  static Expr input(Text key, double value, Text label, std::string_view input, Source source);
   // A pure number that is not an input (e.g. the 2 of 2(n-1)/n); printed as the number.
   static Expr constant(double value);
 

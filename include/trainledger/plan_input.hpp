@@ -120,19 +120,6 @@ struct CheckpointSpec {
   double interval = 0;  // s between checkpoints as planned; 0: not given
 };
 
-// Where a resolved input value came from.
-enum class Source : std::uint8_t {
-  default_value,  // the key table's default
-  preset,         // a model or GPU preset
-  file,           // the plan file
-  hf_config,      // a Hugging Face config.json
-  set,            // --set on the command line
-  derived,        // derived from other keys by the loader
-  calibration,    // measured on the cluster (a calibration profile)
-  change,         // a what-if change
-};
-std::string_view to_string(Source s);
-
 // The source of every resolved key ("cluster.cuda_context" → preset), sorted by key. Keys
 // without an entry count as defaults.
 class Provenance {

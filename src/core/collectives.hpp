@@ -3,6 +3,7 @@
 
 #include <string_view>
 
+#include "formula.hpp"
 #include "trainledger/numbers.hpp"
 #include "trainledger/plan_input.hpp"
 
@@ -13,6 +14,12 @@ struct Link {
   bool inter_node = false;
   double bandwidth = 0;  // achievable busbw per GPU, bytes/s
   double latency = 0;    // s per step
+  std::string_view bandwidth_key() const {
+    return inter_node ? "cluster.inter_node_bandwidth" : "cluster.intra_node_bandwidth";
+  }
+  std::string_view latency_key() const {
+    return inter_node ? "cluster.inter_node_latency" : "cluster.intra_node_latency";
+  }
   std::string_view name() const { return inter_node ? "inter-node" : "intra-node"; }
 };
 
@@ -54,11 +61,12 @@ double call_steps(CollKind k, int n);
 
 // Time of `calls` calls: calls × (α·steps + volume / B), B the group's busbw.
 template <typename V>
-V calls_time(CollKind k, const Group& g, const V& message_bytes, const V& calls) {
-  const V latency =
-      V::term("latency", g.link.latency, "s") * V::term("steps", call_steps(k, g.size), "steps");
-  const V transfer =
-      call_volume(k, g.size, message_bytes) / V::term("busbw", g.link.bandwidth, "B/s");
+V calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_bytes,
+             const V& calls) {
+  const V latency = input<V>(in, g.link.latency_key(), "latency", g.link.latency, "s") *
+                    V::term("steps", call_steps(k, g.size), "steps");
+  const V transfer = call_volume(k, g.size, message_bytes) /
+                     input<V>(in, g.link.bandwidth_key(), "busbw", g.link.bandwidth, "B/s");
   return calls * (latency + transfer);
 }
 

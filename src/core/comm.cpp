@@ -33,6 +33,8 @@ constexpr const char* k_src_ep =
 
 template <typename V>
 struct Builder {
+  explicit Builder(const PlanInput& plan) : in(&plan) {}
+  const PlanInput* in;
   V volume = V::term("none", 0, "B");
   V time = V::term("none", 0, "s");
   CommDim dim;
@@ -43,7 +45,7 @@ struct Builder {
     const V msg = V::term("message_bytes", message_bytes, Text("B ", what));
     const V n = V::term("calls", calls_per_step, "calls");
     const V v = (n * call_volume(kind, g.size, msg)).note(to_string(kind));
-    const V t = calls_time(kind, g, msg, n);
+    const V t = calls_time(*in, kind, g, msg, n);
     volume = any ? volume + v : v;
     time = any ? time + t : t;
     any = true;
@@ -103,7 +105,7 @@ void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int 
   const double syncs = grad_syncs(in, d);
   const double m = static_cast<double>(d.grad_accum);
   const CollKind ar = p.tree_allreduce ? CollKind::tree_all_reduce : CollKind::all_reduce;
-  Builder<V> b;
+  Builder<V> b(in);
   const int shard = p.zero > 0 && p.zero_shard_size > 0 ? p.zero_shard_size : replicas;
   const Group whole = group_of(in, "dp", replicas);
   Group shard_group = group_of(in, "dp", shard);
@@ -155,7 +157,7 @@ void tp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
                        : 0;
   const double per_step = m * (4.0 * layers + 2.0 * ckpt);
   const Group g = group_of(in, "tp", p.tp);
-  Builder<V> b;
+  Builder<V> b(in);
   if (p.sequence_parallel) {
     // Each all-reduce becomes an all-gather and a reduce-scatter; backward gathers the
     // column-parallel layers' inputs again for their weight gradients (2 per layer).
@@ -175,7 +177,7 @@ void pp_items(const PlanInput& in, const Derived& d, Comm<V>& out) {
   double message = local_tokens(in) * in.model.hidden * ab;
   if (p.sequence_parallel) message /= p.tp;
   const double chunks = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
-  Builder<V> b;
+  Builder<V> b(in);
   b.add(CollKind::send_recv, group_of(in, "pp", p.pp), message,
         2.0 * static_cast<double>(d.grad_accum) * chunks, "activations or their gradients");
   b.emit(Dim::pp, ItemId::comm_pp, "pipeline sends", k_src_pp, 1, out);
@@ -188,7 +190,7 @@ void cp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   const double kv_heads = std::max(1.0, static_cast<double>(in.model.kv_heads) / p.tp);
   const double message = 2 * local_tokens(in) * kv_heads * head_dim(in.model) * ab;
-  Builder<V> b;
+  Builder<V> b(in);
   b.add(CollKind::send_recv, group_of(in, "cp", p.cp), message,
         3.0 * (p.cp - 1) * layers * static_cast<double>(d.grad_accum), "K/V block");
   b.emit(Dim::cp, ItemId::comm_cp, "context parallel (ring attention)", k_src_cp, 1, out);
@@ -200,7 +202,7 @@ void ep_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   if (p.ep <= 1 || !is_moe(in.model) || layers == 0) return;
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   const double message = local_tokens(in) * in.model.experts_per_token * in.model.hidden * ab;
-  Builder<V> b;
+  Builder<V> b(in);
   b.add(CollKind::all_to_all, group_of(in, "ep", p.ep), message,
         4.0 * layers * static_cast<double>(d.grad_accum), "routed tokens");
   b.emit(Dim::ep, ItemId::comm_ep, "expert parallel", k_src_ep, 1, out);

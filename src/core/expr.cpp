@@ -64,7 +64,16 @@ Expr Expr::term(Text key, double value, Text label) {
   std::string text = format_number(value);
   std::string label_text = label.str();
   if (!label_text.empty()) text += " " + label_text;
-  return Expr(value, std::move(text), {Term{key.str(), value, std::move(label_text)}}, Prec::atom);
+  return Expr(value, std::move(text),
+              {Term{key.str(), value, std::move(label_text), {}, Source::default_value}},
+              Prec::atom);
+}
+
+Expr Expr::input(Text key, double value, Text label, std::string_view input, Source source) {
+  Expr e = term(key, value, label);
+  e.m_terms.front().input = std::string(input);
+  e.m_terms.front().source = source;
+  return e;
 }
 
 Expr Expr::constant(double value) { return Expr(value, format_number(value), {}, Prec::atom); }

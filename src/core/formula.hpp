@@ -46,6 +46,17 @@ class Num {
   double m_value = 0;
 };
 
+// A term read from the plan key `key` ("cluster.cuda_context"): the explained evaluation
+// records the key and where its value came from (Provenance); the numbers-only one does not.
+template <typename V>
+V input(const PlanInput& in, std::string_view key, const Text& name, double value,
+        const Text& label) {
+  if constexpr (V::explained)
+    return Expr::input(name, value, label, key, in.provenance.of(key));
+  else
+    return V::term(name, value, label);
+}
+
 // The item lists of each evaluation: line items with their basis, or ids and values.
 template <typename V>
 using Items = std::conditional_t<V::explained, std::vector<LineItem>, NumItems>;

@@ -45,15 +45,18 @@ HostOf<V> host_memory(const PlanInput& in, const Derived& d, const Items<V>& wor
                          staging, k_src_staging));
   if (in.training.data_workers > 0) {
     h.items.push_back(make(ItemId::host_data_workers, "data-loader workers", Unit::bytes,
-                           V::term("workers", in.training.data_workers, "workers per GPU") *
-                               V::term("worker_memory", in.training.data_worker_memory, "B") *
+                           input<V>(in, "training.data_workers", "workers",
+                                    in.training.data_workers, "workers per GPU") *
+                               input<V>(in, "training.data_worker_memory", "worker_memory",
+                                        in.training.data_worker_memory, "B") *
                                per_node,
                            k_src_workers, Kind::assumed));
   }
-  h.items.push_back(
-      make(ItemId::host_runtime, "training processes", Unit::bytes,
-           V::term("process_memory", in.cluster.host_process_memory, "B per rank") * per_node,
-           k_src_runtime, Kind::assumed));
+  h.items.push_back(make(ItemId::host_runtime, "training processes", Unit::bytes,
+                         input<V>(in, "cluster.host_process_memory", "process_memory",
+                                  in.cluster.host_process_memory, "B per rank") *
+                             per_node,
+                         k_src_runtime, Kind::assumed));
   h.peak_bytes = sum_of(h.items);
   return h;
 }

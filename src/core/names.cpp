@@ -134,28 +134,6 @@ std::string_view to_string(CheckpointFormat f) {
   return f == CheckpointFormat::sharded ? "sharded" : "gathered";
 }
 
-std::string_view to_string(Source s) {
-  switch (s) {
-    case Source::default_value:
-      return "default";
-    case Source::preset:
-      return "preset";
-    case Source::file:
-      return "file";
-    case Source::hf_config:
-      return "hf_config";
-    case Source::set:
-      return "--set";
-    case Source::derived:
-      return "derived";
-    case Source::calibration:
-      return "calibration";
-    case Source::change:
-      return "change";
-  }
-  return "?";
-}
-
 Source Provenance::of(std::string_view key) const {
   auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
                              [](const auto& e, std::string_view k) { return e.first < k; });

@@ -62,18 +62,19 @@ Communicators communicators(const PlanInput& in) {
 template <typename V>
 void fixed_overheads(const PlanInput& in, MemoryModel<V>& model) {
   const ClusterSpec& c = in.cluster;
-  model.fixed.push_back(make(ItemId::overhead_cuda_context, "CUDA context and kernels", Unit::bytes,
-                             V::term("cuda_context", c.cuda_context, "B"), k_src_context,
-                             Kind::assumed));
+  model.fixed.push_back(
+      make(ItemId::overhead_cuda_context, "CUDA context and kernels", Unit::bytes,
+           input<V>(in, "cluster.cuda_context", "cuda_context", c.cuda_context, "B"), k_src_context,
+           Kind::assumed));
   const Communicators groups = communicators(in);
   if (groups.count > 0) {
     V sum = V::term("none", 0, "B");
     for (int i = 0; i < groups.count; ++i) {
       const Communicator& g = groups.list[i];
       const V one =
-          (V::term("channels", c.nccl_channels, "channels") *
+          (input<V>(in, "cluster.nccl_channels", "channels", c.nccl_channels, "channels") *
            V::term(Text("connections_", g.name), g.connections, "connections") *
-           V::term("buffer", c.nccl_buffer, "B"))
+           input<V>(in, "cluster.nccl_buffer", "buffer", c.nccl_buffer, "B"))
               .note_with([&] {
                 return std::string(g.name) + " communicator, " + std::to_string(g.size) + " ranks";
               });
@@ -83,17 +84,19 @@ void fixed_overheads(const PlanInput& in, MemoryModel<V>& model) {
         ItemId::overhead_nccl, [&] { return std::to_string(groups.count) + " NCCL communicators"; },
         Unit::bytes, sum, k_src_nccl, Kind::assumed));
   }
-  model.kernels.push_back(make(ItemId::overhead_cublas_workspace, "cuBLAS workspace", Unit::bytes,
-                               V::term("cublas_workspace", c.cublas_workspace, "B"), k_src_cublas,
-                               Kind::assumed));
+  model.kernels.push_back(
+      make(ItemId::overhead_cublas_workspace, "cuBLAS workspace", Unit::bytes,
+           input<V>(in, "cluster.cublas_workspace", "cublas_workspace", c.cublas_workspace, "B"),
+           k_src_cublas, Kind::assumed));
 }
 
 template <typename V>
 ItemOf<V> fragmentation_item(const PlanInput& in, double dynamic_bytes) {
-  return make(ItemId::overhead_fragmentation, "allocator fragmentation reserve", Unit::bytes,
-              V::term("fragmentation", in.cluster.fragmentation, "of") *
-                  V::term("dynamic_bytes", dynamic_bytes, "B (activations, logits, temporaries)"),
-              k_src_frag, Kind::assumed);
+  return make(
+      ItemId::overhead_fragmentation, "allocator fragmentation reserve", Unit::bytes,
+      input<V>(in, "cluster.fragmentation", "fragmentation", in.cluster.fragmentation, "of") *
+          V::term("dynamic_bytes", dynamic_bytes, "B (activations, logits, temporaries)"),
+      k_src_frag, Kind::assumed);
 }
 
 template void fixed_overheads<Expr>(const PlanInput&, MemoryModel<Expr>&);

@@ -29,16 +29,19 @@ Items<V> reliability_items(const PlanInput& in, const Derived& d, const Items<V>
   out.push_back(make(ItemId::checkpoint_size, "checkpoint: weights + master + optimizer state",
                      Unit::bytes, size, k_src_ckpt));
   // A sharded save writes from every rank in parallel; a gathered one through one rank's NIC.
-  V bandwidth = V::term("storage_bandwidth", c.storage_bandwidth, "B/s storage");
+  V bandwidth = input<V>(in, "checkpoint.storage_bandwidth", "storage_bandwidth",
+                         c.storage_bandwidth, "B/s storage");
   if (c.format == CheckpointFormat::gathered && in.cluster.inter_node_bandwidth > 0 &&
       in.cluster.inter_node_bandwidth < c.storage_bandwidth)
-    bandwidth = V::term("nic_bandwidth", in.cluster.inter_node_bandwidth, "B/s (one rank's link)");
+    bandwidth = input<V>(in, "cluster.inter_node_bandwidth", "nic_bandwidth",
+                         in.cluster.inter_node_bandwidth, "B/s (one rank's link)");
   const V delta = V::term("checkpoint_bytes", size.value(), "B") / bandwidth;
   out.push_back(make(ItemId::checkpoint_write_time, "checkpoint write time (δ)", Unit::seconds,
                      delta, "checkpoint size / write bandwidth"));
   const V mtbf = V::term("seconds_per_hour", 3600, "s/h") /
                  (V::term("gpus", d.world_size, "GPUs") *
-                  V::term("failure_rate", c.gpu_failure_rate, "failures per GPU-hour"));
+                  input<V>(in, "checkpoint.gpu_failure_rate", "failure_rate", c.gpu_failure_rate,
+                           "failures per GPU-hour"));
   out.push_back(make(ItemId::mtbf, "cluster mean time between failures (M)", Unit::seconds, mtbf,
                      k_src_mtbf, Kind::assumed));
   const double dv = delta.value(), mv = mtbf.value();
@@ -58,7 +61,7 @@ Items<V> reliability_items(const PlanInput& in, const Derived& d, const Items<V>
   auto waste_at = [&](double tau) {
     return V::term("write_time", dv, "s (δ)") / V::term("interval", tau, "s (τ)") +
            (V::term("interval", tau, "s (τ)") / V::constant(2) +
-            V::term("restart_time", c.restart_time, "s (R)")) /
+            input<V>(in, "checkpoint.restart_time", "restart_time", c.restart_time, "s (R)")) /
                V::term("mtbf", mv, "s (M)");
   };
   const V waste = waste_at(young.value());

@@ -114,8 +114,10 @@ Exposed exposed_traffic(const PlanInput& in, const Derived& d, const CommResults
 // bandwidth × the achieved share.
 template <typename V>
 V hbm_rate(const PlanInput& in) {
-  return V::term("memory_bandwidth", in.cluster.gpu.memory_bandwidth, "B/s HBM") *
-         V::term("memory_efficiency", in.cluster.memory_efficiency, "efficiency");
+  return input<V>(in, "cluster.memory_bandwidth", "memory_bandwidth",
+                  in.cluster.gpu.memory_bandwidth, "B/s HBM") *
+         input<V>(in, "cluster.memory_efficiency", "memory_efficiency",
+                  in.cluster.memory_efficiency, "efficiency");
 }
 
 // The optimizer step streams the state it updates through HBM.
@@ -186,8 +188,9 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   const double m = static_cast<double>(d.grad_accum);
   const Pace pc = pace(in, stage_layers, rate, hbm);
   const StageFlops& f = pc.flops[pc.slow];
-  const V rate_e = V::term("peak_flops", peak, "FLOP/s peak") *
-                   V::term("matmul_efficiency", in.cluster.matmul_efficiency, "efficiency");
+  const V rate_e = input<V>(in, "cluster.peak_flops", "peak_flops", peak, "FLOP/s peak") *
+                   input<V>(in, "cluster.matmul_efficiency", "matmul_efficiency",
+                            in.cluster.matmul_efficiency, "efficiency");
   const V hbm_e = hbm_rate<V>(in);
   const V mb = V::term("micro_batches", m, "micro-batches");
   V compute = mb *

@@ -30,6 +30,8 @@ std::string_view to_string(Kind k) {
       return "estimated";
     case Kind::assumed:
       return "assumed";
+    case Kind::given:
+      return "given";
     case Kind::measured:
       return "measured";
   }
@@ -48,6 +50,28 @@ std::string_view to_string(DType t) {
       return "fp8";
     case DType::int8:
       return "int8";
+  }
+  return "?";
+}
+
+std::string_view to_string(Source s) {
+  switch (s) {
+    case Source::default_value:
+      return "default";
+    case Source::preset:
+      return "preset";
+    case Source::file:
+      return "file";
+    case Source::hf_config:
+      return "hf_config";
+    case Source::set:
+      return "--set";
+    case Source::derived:
+      return "derived";
+    case Source::calibration:
+      return "calibration";
+    case Source::change:
+      return "change";
   }
   return "?";
 }

@@ -28,6 +28,11 @@ json item_json(const LineItem& i) {
   json terms = json::object();
   for (const Term& t : i.terms) terms[t.key] = t.value;
   j["terms"] = terms;
+  json inputs = json::object();
+  for (const Term& t : i.terms)
+    if (!t.input.empty())
+      inputs[t.key] = {{"key", t.input}, {"source", std::string(to_string(t.source))}};
+  if (!inputs.empty()) j["inputs"] = inputs;
   j["source"] = i.source;
   j["kind"] = std::string(to_string(i.kind));
   if (i.time_s) {

@@ -171,8 +171,10 @@ std::string render_explain(const LineItem& item, const std::string& where, const
   out += fmt::format("  formula  {}\n", item.formula);
   bool first = true;
   for (const Term& t : item.terms) {
-    out += fmt::format("  {}{} = {}{}\n", first ? "terms    " : "         ", t.key,
-                       format_number(t.value), t.label.empty() ? "" : " " + t.label);
+    const std::string from =
+        t.input.empty() ? "" : fmt::format("   ← {} ({})", t.input, to_string(t.source));
+    out += fmt::format("  {}{} = {}{}{}\n", first ? "terms    " : "         ", t.key,
+                       format_number(t.value), t.label.empty() ? "" : " " + t.label, from);
     first = false;
   }
   if (item.time_s)
