@@ -102,8 +102,11 @@ json training_json(const TrainingSpec& t) {
   j["attention"] = std::string(to_string(t.attention));
   j["dropout"] = t.dropout;
   j["finetune"] = std::string(to_string(t.finetune));
+  j["norm_impl"] = t.eager_norm ? "eager" : "fused";
+  j["loss"] = std::string(to_string(t.loss));
   if (t.finetune != Finetune::full) {
     j["lora_rank"] = t.lora_rank;
+    j["lora_dropout"] = t.lora_dropout;
     json targets = json::array();
     for (LoraTarget x : t.lora_targets) targets.push_back(std::string(to_string(x)));
     j["lora_targets"] = targets;
@@ -111,6 +114,8 @@ json training_json(const TrainingSpec& t) {
   }
   if (t.trainable_params > 0) j["trainable_params"] = t.trainable_params;
   if (t.tokens > 0) j["tokens"] = t.tokens;
+  j["data_workers"] = t.data_workers;
+  j["data_worker_memory"] = number(t.data_worker_memory, Unit::bytes);
   return j;
 }
 
@@ -129,6 +134,13 @@ json parallel_json(const ParallelSpec& p) {
   j["virtual_stages"] = p.virtual_stages;
   j["stage_layers"] = p.stage_layers;
   j["offload"] = std::string(to_string(p.offload));
+  j["bucket_size"] = number(p.bucket_size, Unit::bytes);
+  j["gradient_as_bucket_view"] = p.gradient_as_bucket_view;
+  j["placement"] = p.placement;
+  j["overlap_dp"] = p.overlap_dp;
+  j["overlap_tp"] = p.overlap_tp;
+  j["overlap_cp"] = p.overlap_cp;
+  j["allreduce"] = p.tree_allreduce ? "tree" : "ring";
   return j;
 }
 
@@ -150,13 +162,25 @@ json cluster_json(const ClusterSpec& c) {
   j["intra_node_latency"] = c.intra_node_latency;
   if (c.inter_node_bandwidth > 0) j["inter_node_bandwidth"] = c.inter_node_bandwidth;
   j["inter_node_latency"] = c.inter_node_latency;
+  j["cuda_context"] = number(c.cuda_context, Unit::bytes);
+  j["nccl_channels"] = c.nccl_channels;
+  j["nccl_buffer"] = number(c.nccl_buffer, Unit::bytes);
+  j["cublas_workspace"] = number(c.cublas_workspace, Unit::bytes);
+  j["matmul_efficiency"] = c.matmul_efficiency;
+  j["memory_efficiency"] = c.memory_efficiency;
+  j["fragmentation"] = c.fragmentation;
+  if (c.host_memory > 0) j["host_memory"] = number(c.host_memory, Unit::bytes);
+  j["host_process_memory"] = number(c.host_process_memory, Unit::bytes);
   return j;
 }
 
 json checkpoint_json(const CheckpointSpec& c) {
-  return {{"storage_bandwidth", c.storage_bandwidth},
-          {"restart_time", c.restart_time},
-          {"gpu_failure_rate", c.gpu_failure_rate}};
+  json j = {{"storage_bandwidth", c.storage_bandwidth},
+            {"restart_time", c.restart_time},
+            {"gpu_failure_rate", c.gpu_failure_rate},
+            {"format", std::string(to_string(c.format))}};
+  if (c.interval > 0) j["interval"] = c.interval;
+  return j;
 }
 
 json derived_json(const Derived& d) {

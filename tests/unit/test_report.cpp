@@ -133,3 +133,24 @@ TEST_CASE("a plan that does not fit says by how much", "[report]") {
   CHECK(table.find("does NOT fit") != std::string::npos);
   CHECK(table.find("OVER") != std::string::npos);
 }
+
+TEST_CASE("JSON inputs list every resolved key that changes a number", "[report][json]") {
+  for (const char* plan : {"configs/plans/default.toml", "configs/plans/llama-2-7b-qlora.toml",
+                           "configs/plans/llama-3.1-8b-fsdp.toml"}) {
+    INFO(plan);
+    const auto r = test::run_cli({"plan", test::source_path(plan), "--format", "json"});
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const bool lora = j["inputs"]["training"]["finetune"] != "full";
+    for (const auto& [key, origin] : j["origins"].items()) {
+      // Preset names are where values came from, not values; LoRA's keys change nothing in a
+      // full fine-tune.
+      if (key == "model.preset" || key == "model.hf_config" || key == "cluster.gpu") continue;
+      if (!lora && (key.rfind("training.lora_", 0) == 0 || key == "training.double_quant"))
+        continue;
+      const std::string section = key.substr(0, key.find('.'));
+      INFO(key << " (" << origin << ")");
+      CHECK(j["inputs"][section].contains(key.substr(key.find('.') + 1)));
+    }
+  }
+}
