@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "trainledger/plan.hpp"
 #include "trainledger/plan_input.hpp"
 
 namespace trainledger::config {
@@ -49,6 +50,8 @@ struct LoadedPlan {
   std::string source;                   // the plan file, or "(default plan)"
   std::vector<ResolvedValue> resolved;  // every key with a value, in table order
   std::vector<std::string> warnings;    // e.g. a derived count that differs from a published one
+  // Where the inputs came from, as the reports show it.
+  PlanSource plan_source() const;
 };
 
 struct LoadOptions {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainledger/change.hpp"
@@ -58,6 +59,14 @@ struct Verdict {
   double headroom = 0;  // share of the limit left free at the worst stage (negative: over)
   int worst_stage = 0;
   Phase phase = Phase::backward;  // the phase of the worst stage's peak
+};
+
+// Where a plan's inputs came from, as reports show it (the config layer's LoadedPlan gives it;
+// a plan built in code may leave it empty).
+struct PlanSource {
+  std::string name;                                          // the plan file, or "(default plan)"
+  std::vector<std::pair<std::string, std::string>> origins;  // key → "plan.toml:12:7", "--set"
+  std::vector<std::string> warnings;                         // the loader's warnings
 };
 
 struct PlanResult {

@@ -3,7 +3,6 @@
 
 #include <string>
 
-#include "trainledger/config.hpp"
 #include "trainledger/plan.hpp"
 
 namespace trainledger::report {
@@ -17,13 +16,12 @@ struct Options {
 
 inline constexpr const char* k_schema = "trainledger.plan/1";
 
-std::string render(Format f, const PlanResult& plan, const config::LoadedPlan& loaded,
+std::string render(Format f, const PlanResult& plan, const PlanSource& loaded,
                    const Options& options);
-std::string render_table(const PlanResult& plan, const config::LoadedPlan& loaded,
-                         const Options& options);
-std::string render_markdown(const PlanResult& plan, const config::LoadedPlan& loaded,
+std::string render_table(const PlanResult& plan, const PlanSource& loaded, const Options& options);
+std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
                             const Options& options);
-std::string render_json(const PlanResult& plan, const config::LoadedPlan& loaded);
+std::string render_json(const PlanResult& plan, const PlanSource& loaded);
 
 // `trainledger explain ID`: one item's value, formula, terms, source and kind.
 std::string render_explain(const LineItem& item, const std::string& where, const Options& options);

@@ -45,7 +45,7 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
                        fit.value, v.peak_bytes / unit, limit / unit, u);
   }
   if (o.format == "json") {
-    auto j = nlohmann::ordered_json::parse(report::render_json(fit.plan, loaded));
+    auto j = nlohmann::ordered_json::parse(report::render_json(fit.plan, loaded.plan_source()));
     j["search"] = {{"knob", o.max},
                    {"found", fit.found},
                    {"value", fit.value},
@@ -55,7 +55,8 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
                    {"evaluations", fit.evaluations}};
     out << j.dump(2) << "\n";
   } else {
-    out << line << "\n\n" << report::render(format_of(o.format), fit.plan, loaded, ro);
+    out << line << "\n\n"
+        << report::render(format_of(o.format), fit.plan, loaded.plan_source(), ro);
   }
   return fit.found ? k_exit_ok : k_exit_does_not_fit;
 }
@@ -82,7 +83,7 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   if (!o.max.empty()) return run_max(o, loaded, out);
   PlanResult plan = compute_plan(loaded.input);
   plan.levers = find_levers(plan);
-  out << report::render(format_of(o.format), plan, loaded, report_options(o));
+  out << report::render(format_of(o.format), plan, loaded.plan_source(), report_options(o));
   return k_exit_ok;
 }
 

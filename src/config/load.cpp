@@ -61,6 +61,14 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
 
 }  // namespace
 
+PlanSource LoadedPlan::plan_source() const {
+  PlanSource s;
+  s.name = source;
+  for (const ResolvedValue& r : resolved) s.origins.emplace_back(r.key, r.origin.to_string());
+  s.warnings = warnings;
+  return s;
+}
+
 double parse_size_option(const std::string& option, const std::string& text) {
   const QuantityResult q = parse_quantity(text, QuantityKind::bytes);
   if (!q.value || *q.value <= 0) {

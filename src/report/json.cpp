@@ -194,18 +194,18 @@ json derived_json(const Derived& d) {
           {"tokens_per_step", d.tokens_per_step}};
 }
 
-json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
+json plan_json(const PlanResult& plan, const PlanSource& loaded) {
   json j;
   j["schema"] = k_schema;
   j["version"] = version();
-  j["plan"] = loaded.source;
+  j["plan"] = loaded.name;
   j["inputs"] = {{"model", model_json(plan.input.model)},
                  {"training", training_json(plan.input.training)},
                  {"parallel", parallel_json(plan.input.parallel)},
                  {"cluster", cluster_json(plan.input.cluster)},
                  {"checkpoint", checkpoint_json(plan.input.checkpoint)}};
   json origins = json::object();
-  for (const config::ResolvedValue& r : loaded.resolved) origins[r.key] = r.origin.to_string();
+  for (const auto& [key, origin] : loaded.origins) origins[key] = origin;
   j["origins"] = origins;
   j["derived"] = derived_json(plan.derived);
   json stages = json::array();
@@ -274,7 +274,7 @@ json plan_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
 
 }  // namespace
 
-std::string render_json(const PlanResult& plan, const config::LoadedPlan& loaded) {
+std::string render_json(const PlanResult& plan, const PlanSource& loaded) {
   return plan_json(plan, loaded).dump(2) + "\n";
 }
 

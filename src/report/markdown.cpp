@@ -92,11 +92,11 @@ std::string basis_section(const PlanResult& plan, MemUnits u) {
 
 }  // namespace
 
-std::string render_markdown(const PlanResult& plan, const config::LoadedPlan& loaded,
+std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
                             const Options& options) {
   const MemUnits u = options.units;
   std::string out = fmt::format("## trainledger plan: {}\n\n", escape(plan_title(plan)));
-  out += fmt::format("Plan `{}`, trainledger {}.\n\n", loaded.source, version());
+  out += fmt::format("Plan `{}`, trainledger {}.\n\n", loaded.name, version());
   for (const auto& [k, v] : derived_facts(plan)) out += fmt::format("- {}: {}\n", k, v);
   out += "\n" + memory_section(plan, memory_view(plan), u);
   out += "\n" + host_line(plan, u);

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "trainledger/config.hpp"
 #include "trainledger/plan.hpp"
 
 namespace trainledger::report {

@@ -141,11 +141,10 @@ std::string host_line(const PlanResult& plan, MemUnits u) {
   return s + "\n";
 }
 
-std::string render_table(const PlanResult& plan, const config::LoadedPlan& loaded,
-                         const Options& options) {
+std::string render_table(const PlanResult& plan, const PlanSource& loaded, const Options& options) {
   const MemUnits u = options.units;
   std::string out =
-      fmt::format("trainledger {} · {}\n{}\n", version(), loaded.source, plan_title(plan));
+      fmt::format("trainledger {} · {}\n{}\n", version(), loaded.name, plan_title(plan));
   std::string facts;
   for (const auto& [k, v] : derived_facts(plan))
     facts += (facts.empty() ? "" : " · ") + k + " " + v;
@@ -188,7 +187,7 @@ std::string render_explain(const LineItem& item, const std::string& where, const
   return out;
 }
 
-std::string render(Format f, const PlanResult& plan, const config::LoadedPlan& loaded,
+std::string render(Format f, const PlanResult& plan, const PlanSource& loaded,
                    const Options& options) {
   switch (f) {
     case Format::table:

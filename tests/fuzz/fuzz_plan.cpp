@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::abort();
   }
   for (report::Format f : {report::Format::table, report::Format::json, report::Format::markdown}) {
-    const std::string out = report::render(f, plan, loaded, {});
+    const std::string out = report::render(f, plan, loaded.plan_source(), {});
     // A printed NaN or infinity would be a number without a basis.
     for (const char* bad : {" nan", "-nan", " inf", "NaN"}) {
       if (out.find(bad) != std::string::npos) {

@@ -37,9 +37,9 @@ TEST_CASE("table, markdown and JSON list the same items", "[report]") {
     INFO(text);
     const config::LoadedPlan loaded = test::load_text(text);
     const PlanResult plan = test::plan_checked(loaded.input);
-    const std::string table = report::render_table(plan, loaded, {});
-    const std::string md = report::render_markdown(plan, loaded, {});
-    const auto j = nlohmann::json::parse(report::render_json(plan, loaded));
+    const std::string table = report::render_table(plan, loaded.plan_source(), {});
+    const std::string md = report::render_markdown(plan, loaded.plan_source(), {});
+    const auto j = nlohmann::json::parse(report::render_json(plan, loaded.plan_source()));
     std::set<std::string> json_ids;
     for (const auto& st : j["memory"]["stages"])
       for (const auto& item : st["items"]) json_ids.insert(item["id"].get<std::string>());
@@ -65,7 +65,7 @@ TEST_CASE("table, markdown and JSON list the same items", "[report]") {
 TEST_CASE("JSON: base units, integer bytes, stable key order, stage totals", "[report][json]") {
   const config::LoadedPlan loaded = test::load_text(k_plans[0]);
   const PlanResult plan = test::plan_checked(loaded.input);
-  const auto j = nlohmann::ordered_json::parse(report::render_json(plan, loaded));
+  const auto j = nlohmann::ordered_json::parse(report::render_json(plan, loaded.plan_source()));
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schema", "version", "plan", "inputs", "origins",
@@ -95,10 +95,10 @@ TEST_CASE("JSON: base units, integer bytes, stable key order, stage totals", "[r
 TEST_CASE("memory prints in GiB by default and GB on request", "[report]") {
   const config::LoadedPlan loaded = test::load_text(k_plans[1]);
   const PlanResult plan = test::plan_checked(loaded.input);
-  const std::string gib = report::render_table(plan, loaded, {});
+  const std::string gib = report::render_table(plan, loaded.plan_source(), {});
   report::Options gb_opts;
   gb_opts.units = report::MemUnits::gb;
-  const std::string gb = report::render_table(plan, loaded, gb_opts);
+  const std::string gb = report::render_table(plan, loaded.plan_source(), gb_opts);
   CHECK(gib.find("Memory per GPU (GiB)") != std::string::npos);
   CHECK(gb.find("Memory per GPU (GB)") != std::string::npos);
   // 7e9 params × 2 B = 14 GB = 13.04 GiB.
@@ -108,7 +108,8 @@ TEST_CASE("memory prints in GiB by default and GB on request", "[report]") {
 
 TEST_CASE("the table folds identical stages into one column", "[report]") {
   const config::LoadedPlan loaded = test::load_text(k_plans[0]);
-  const std::string table = report::render_table(test::plan_checked(loaded.input), loaded, {});
+  const std::string table =
+      report::render_table(test::plan_checked(loaded.input), loaded.plan_source(), {});
   CHECK(table.find("stage 0") != std::string::npos);
   CHECK(table.find("stages 1-2") != std::string::npos);
   CHECK(table.find("stage 3") != std::string::npos);
@@ -118,9 +119,12 @@ TEST_CASE("count-only models carry a warning into every format", "[report]") {
   const config::LoadedPlan loaded = test::load_text(k_plans[1]);
   const PlanResult plan = test::plan_checked(loaded.input);
   REQUIRE(!plan.warnings.empty());
-  CHECK(report::render_table(plan, loaded, {}).find("count-only model") != std::string::npos);
-  CHECK(report::render_markdown(plan, loaded, {}).find("count-only model") != std::string::npos);
-  CHECK(report::render_json(plan, loaded).find("count-only model") != std::string::npos);
+  CHECK(report::render_table(plan, loaded.plan_source(), {}).find("count-only model") !=
+        std::string::npos);
+  CHECK(report::render_markdown(plan, loaded.plan_source(), {}).find("count-only model") !=
+        std::string::npos);
+  CHECK(report::render_json(plan, loaded.plan_source()).find("count-only model") !=
+        std::string::npos);
 }
 
 TEST_CASE("a plan that does not fit says by how much", "[report]") {
@@ -129,7 +133,7 @@ TEST_CASE("a plan that does not fit says by how much", "[report]") {
       "gpus_per_node = 1\n");
   const PlanResult plan = test::plan_checked(loaded.input);
   CHECK_FALSE(plan.verdict.fits);
-  const std::string table = report::render_table(plan, loaded, {});
+  const std::string table = report::render_table(plan, loaded.plan_source(), {});
   CHECK(table.find("does NOT fit") != std::string::npos);
   CHECK(table.find("OVER") != std::string::npos);
 }
