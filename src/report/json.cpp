@@ -21,6 +21,7 @@ json number(double v, Unit unit) {
 json item_json(const LineItem& i) {
   json j;
   j["id"] = i.id;
+  j["role"] = std::string(to_string(info(i.item).role));
   j["label"] = i.label;
   j["value"] = number(i.value, i.unit);
   j["unit"] = std::string(to_string(i.unit));
