@@ -107,6 +107,7 @@ struct StageNumbers {
 
 struct PlanNumbers {
   Derived derived;
+  std::vector<int> stage_layers;  // layers per pipeline stage
   std::vector<StageNumbers> stages;
   int worst_stage = 0;
   Verdict verdict;

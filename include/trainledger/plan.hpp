@@ -99,5 +99,7 @@ std::vector<LineItem> phase_ledger(const PlanInput& input, int stage, Phase phas
 
 // Layers held by each pipeline stage (stage_layers when given, otherwise an even split).
 std::vector<int> stage_layer_counts(const PlanInput& input);
+// The same into `out`, reusing its storage.
+void stage_layer_counts(const PlanInput& input, std::vector<int>& out);
 
 }  // namespace trainledger

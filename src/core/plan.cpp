@@ -115,13 +115,21 @@ std::vector<LineItem> phase_ledger(const PlanInput& input, int stage, Phase phas
                                  place_of(layers, stage), phase);
 }
 
-std::vector<int> stage_layer_counts(const PlanInput& in) {
+void stage_layer_counts(const PlanInput& in, std::vector<int>& out) {
   const int pp = std::max(1, in.parallel.pp);
-  if (!in.parallel.stage_layers.empty()) return in.parallel.stage_layers;
-  std::vector<int> out(pp, in.model.count_only ? 0 : in.model.layers / pp);
+  if (!in.parallel.stage_layers.empty()) {
+    out.assign(in.parallel.stage_layers.begin(), in.parallel.stage_layers.end());
+    return;
+  }
+  out.assign(pp, in.model.count_only ? 0 : in.model.layers / pp);
   if (!in.model.count_only) {
     for (int i = 0; i < in.model.layers % pp; ++i) out[pp - 1 - i] += 1;
   }
+}
+
+std::vector<int> stage_layer_counts(const PlanInput& in) {
+  std::vector<int> out;
+  stage_layer_counts(in, out);
   return out;
 }
 
@@ -168,7 +176,8 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
 
 void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) {
   out.derived = derive(input);
-  const std::vector<int> layers = stage_layer_counts(input);
+  stage_layer_counts(input, out.stage_layers);
+  const std::vector<int>& layers = out.stage_layers;
   const int pp = static_cast<int>(layers.size());
   const double capacity = static_cast<double>(input.cluster.gpu.memory_bytes);
   const MemoryModel<Num> model = memory_model<Num>(input);

@@ -5,6 +5,7 @@
 #include "stage_params.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace trainledger {
@@ -24,13 +25,25 @@ struct MatrixShape {
   double rows, cols;
 };
 
-// The GEMM weights of one layer as one TP rank holds them.
-std::vector<MatrixShape> layer_matrices(const ModelSpec& m, int tp, int ep) {
+// The GEMM weights of one layer as one TP rank holds them (q, k, v, o and two or three MLP
+// matrices).
+struct Matrices {
+  std::array<MatrixShape, 7> list{};
+  int count = 0;
+  void push_back(MatrixShape s) { list[count++] = s; }
+  const MatrixShape* begin() const { return list.data(); }
+  const MatrixShape* end() const { return list.data() + count; }
+};
+
+Matrices layer_matrices(const ModelSpec& m, int tp, int ep) {
   const double h = m.hidden;
   const double d = head_dim(m);
   const double q = m.heads * d / tp;
   const double kv = local_kv_heads(m, tp) * d;
-  std::vector<MatrixShape> out = {{h, q}, {h, kv}, {h, kv}, {q, h}};
+  Matrices out;
+  for (MatrixShape s :
+       {MatrixShape{h, q}, MatrixShape{h, kv}, MatrixShape{h, kv}, MatrixShape{q, h}})
+    out.push_back(s);
   const int mats = is_gated(m.ffn_act) ? 3 : 2;
   const double f = (is_moe(m) ? m.expert_ffn : m.ffn) / static_cast<double>(tp);
   const double copies = is_moe(m) ? (m.experts + m.shared_experts) / static_cast<double>(ep) : 1;

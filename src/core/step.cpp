@@ -77,6 +77,7 @@ struct Pace {
 Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, double rate, double hbm_rate) {
   Pace p;
   const int pp = static_cast<int>(stage_layers.size());
+  p.flops.reserve(pp);
   for (int s = 0; s < pp; ++s) {
     p.flops.push_back(stage_flops(in, stage_layers[s], s == pp - 1));
     const StageFlops& f = p.flops.back();
