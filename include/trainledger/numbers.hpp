@@ -81,7 +81,7 @@ struct CommDim {
   double bytes = 0;      // sent per GPU per step
   double time_s = 0;     // all calls (0 when a bandwidth is missing: timed = false)
   bool timed = true;
-  std::array<CollCall, 4> calls{};
+  std::array<CollCall, 8> calls{};
   int n_calls = 0;
   // Time of the after-step calls, time that can overlap with compute (the rest), and the part
   // of it that is always exposed: one bucket or one gathered unit.

@@ -82,7 +82,10 @@ struct ParallelSpec {
 // Peak dense FLOP/s per compute dtype; 0 where the GPU has no such mode.
 struct PeakFlops {
   double fp32 = 0, tf32 = 0, bf16 = 0, fp16 = 0, fp8 = 0;
+  bool any() const { return fp32 > 0 || tf32 > 0 || bf16 > 0 || fp16 > 0 || fp8 > 0; }
 };
+// The dense peak for GEMMs in `t` (0: the GPU has no such mode; int8 has none here).
+double peak_of(const PeakFlops& f, DType t);
 
 struct GpuSpec {
   std::string name;

@@ -16,7 +16,8 @@ namespace {
 constexpr const char* k_src_dp =
     "Rajbhandari et al. 2020, ZeRO §7.2.1: DDP all-reduce 2(n−1)/n·S; ZeRO-1/2 reduce-scatter "
     "+ all-gather, the same volume; ZeRO-3 1.5× (gathers in forward and backward); FSDP2 HSDP "
-    "adds an all-reduce of the shard across replicas";
+    "adds an all-reduce of the shard across replicas; MoE experts are reduced over their "
+    "expert-data-parallel group, dp × cp / ep ranks (Megatron-Core parallel_state)";
 constexpr const char* k_src_tp =
     "Shoeybi et al. 2019 §3 and Korthikanti et al. 2022 §4.2.2: 2 all-reduces per layer in "
     "forward, 2 in backward (2 more under full recompute); with sequence parallelism each is an "
@@ -26,10 +27,11 @@ constexpr const char* k_src_pp =
     "(activations) and backward (their gradients)";
 constexpr const char* k_src_cp =
     "Liu et al. 2023 (Ring Attention): each rank passes its K/V block around the ring, cp − 1 "
-    "steps per layer in forward, K/V and their gradients in backward";
+    "steps per layer in forward, K/V and their gradients in backward; once more per layer "
+    "under full recompute";
 constexpr const char* k_src_ep =
     "Lepikhin et al. 2020 (GShard), Megatron-Core MoE: all-to-all dispatch and combine per MoE "
-    "layer, forward and backward";
+    "layer, forward and backward, and again in a fully recomputed forward";
 
 template <typename V>
 struct Builder {
@@ -41,8 +43,8 @@ struct Builder {
   bool any = false;
 
   void add(CollKind kind, const Group& g, double message_bytes, double calls_per_step,
-           std::string_view what, bool after_step = false) {
-    const V msg = V::term("message_bytes", message_bytes, Text("B ", what));
+           const Text& what, bool after_step = false) {
+    const V msg = V::term("message_bytes", message_bytes, what.prefixed("B "));
     const V n = V::term("calls", calls_per_step, "calls");
     const V v = (n * call_volume(kind, g.size, msg)).note(to_string(kind));
     const V t = calls_time(*in, kind, g, msg, n);
@@ -91,6 +93,61 @@ double grad_syncs(const PlanInput& in, const Derived& d) {
                                                               : 1.0;
 }
 
+// Parameters synchronized over one data-parallel group: the dense ones over dp × cp, the
+// experts over their expert-data-parallel group dp × cp / ep (Megatron-Core's
+// expert_data_parallel group; ZeRO shards them over the same ranks).
+struct SyncSet {
+  double trainable = 0;  // parameters that receive gradients, local to this GPU
+  Group group;           // replicas holding the same parameters
+  Group shard_group;     // ZeRO/FSDP shard ranks within the group (its link: the ranks' span)
+  int shard = 1;
+  std::string_view what;  // "" or "expert "
+};
+
+template <typename V>
+void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int layers, Builder<V>& b,
+              double& granule_calls) {
+  const ParallelSpec& p = in.parallel;
+  const double grad_bytes = set.trainable * dtype_bytes(in.training.grad_dtype);
+  const double param_bytes_local = set.trainable * param_bytes(in.training);
+  const double syncs = grad_syncs(in, d);
+  const double m = static_cast<double>(d.grad_accum);
+  const CollKind ar = p.tree_allreduce ? CollKind::tree_all_reduce : CollKind::all_reduce;
+  const int replicas = set.group.size;
+  const Group& shard_group = set.shard_group;
+  const double buckets = std::max(1.0, std::ceil(grad_bytes / p.bucket_size));
+  const std::string_view ex = set.what;
+  // One bucket (DDP, ZeRO-1/2) or one gathered unit (ZeRO-3) is never hidden.
+  granule_calls = buckets * syncs;
+  if (p.zero == 0) {
+    b.add(ar, set.group, grad_bytes / buckets, buckets * syncs, Text(ex, "gradient bucket"));
+  } else if (p.zero <= 2) {
+    if (set.shard > 1) {
+      b.add(CollKind::reduce_scatter, shard_group, grad_bytes / buckets, buckets * syncs,
+            Text(ex, "gradient bucket"));
+      // The updated parameters are gathered after the optimizer step.
+      b.add(CollKind::all_gather, shard_group, param_bytes_local, 1, Text(ex, "updated parameters"),
+            true);
+    }
+  } else if (set.shard > 1) {
+    // FSDP gathers and reduces one wrapped unit at a time: every layer, and the root.
+    const double units = std::max(1, layers) + 1.0;
+    granule_calls = m * units;
+    b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
+          Text(ex, "parameters of one unit (forward)"));
+    b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
+          Text(ex, "parameters of one unit (backward)"));
+    b.add(CollKind::reduce_scatter, shard_group, grad_bytes / units, syncs * units,
+          Text(ex, "gradients of one unit"));
+  }
+  if (p.zero > 0 && set.shard < replicas) {
+    // HSDP: the shard's gradients are averaged across the replicas once per step.
+    Group rep = set.group;
+    rep.size = replicas / set.shard;
+    b.add(ar, rep, grad_bytes / set.shard, 1, Text(ex, "gradient shard across replicas"));
+  }
+}
+
 template <typename V>
 void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int layers,
               Comm<V>& out) {
@@ -98,51 +155,43 @@ void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int 
   const int replicas = p.dp * p.cp;
   if (replicas <= 1) return;
   const double share = d.params > 0 ? d.trainable_params / d.params : 1.0;
-  const double trainable =
-      in.training.finetune == Finetune::full ? sp.total() * share : sp.adapters;
-  const double grad_bytes = trainable * dtype_bytes(in.training.grad_dtype);
-  const double param_bytes_local = trainable * param_bytes(in.training);
-  const double syncs = grad_syncs(in, d);
-  const double m = static_cast<double>(d.grad_accum);
-  const CollKind ar = p.tree_allreduce ? CollKind::tree_all_reduce : CollKind::all_reduce;
-  Builder<V> b(in);
+  const bool full = in.training.finetune == Finetune::full;
   const int shard = p.zero > 0 && p.zero_shard_size > 0 ? p.zero_shard_size : replicas;
   const Group whole = group_of(in, "dp", replicas);
   Group shard_group = group_of(in, "dp", shard);
   shard_group.name = "dp_shard";
-  const double buckets = std::max(1.0, std::ceil(grad_bytes / p.bucket_size));
-  // One bucket (DDP, ZeRO-1/2) or one gathered unit (ZeRO-3) is never hidden.
-  double granule_calls = buckets * syncs;
-  if (p.zero == 0) {
-    b.add(ar, whole, grad_bytes / buckets, buckets * syncs, "gradient bucket");
-  } else if (p.zero <= 2) {
-    b.add(CollKind::reduce_scatter, shard_group, grad_bytes / buckets, buckets * syncs,
-          "gradient bucket");
-    // The updated parameters are gathered after the optimizer step.
-    b.add(CollKind::all_gather, shard_group, param_bytes_local, 1, "updated parameters", true);
-  } else {
-    // FSDP gathers and reduces one wrapped unit at a time: every layer, and the root.
-    const double units = std::max(1, layers) + 1.0;
-    granule_calls = m * units;
-    b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
-          "parameters of one unit (forward)");
-    b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
-          "parameters of one unit (backward)");
-    b.add(CollKind::reduce_scatter, shard_group, grad_bytes / units, syncs * units,
-          "gradients of one unit");
-  }
-  if (shard < replicas) {
-    // HSDP: the shard's gradients are averaged across the replicas once per step.
-    Group rep = group_of(in, "dp", replicas / shard);
-    rep.name = "dp_replicate";
-    rep.link = whole.link;
-    b.add(ar, rep, grad_bytes / shard, 1, "gradient shard across replicas");
+  Builder<V> b(in);
+  double granule_calls = 1;
+  // With ep = 1 the experts are synchronized with the dense parameters.
+  const bool split = p.ep > 1 && sp.expert > 0 && full;
+  const double dense = full ? (split ? sp.dense : sp.total()) * share : sp.adapters;
+  add_sync<V>(in, d, SyncSet{dense, whole, shard_group, shard, ""}, layers, b, granule_calls);
+  if (split && replicas / p.ep > 1) {
+    Group experts = whole;
+    experts.name = "dp_expert";
+    experts.size = replicas / p.ep;
+    // Expert shards span the same ranks as the dense shard group, every ep-th of them.
+    Group expert_shards = shard_group;
+    expert_shards.size = std::max(1, shard / p.ep);
+    double expert_granule = 1;
+    add_sync<V>(in, d,
+                SyncSet{sp.expert * share, experts, expert_shards, expert_shards.size, "expert "},
+                layers, b, expert_granule);
   }
   auto label = [&] {
     return "data parallel (" + std::string(p.zero == 0 ? "DDP" : "ZeRO-" + std::to_string(p.zero)) +
            ")";
   };
   b.emit(Dim::dp, ItemId::comm_dp, label, k_src_dp, granule_calls, out);
+}
+
+// Layers whose forward runs twice under full recompute: their forward collectives repeat
+// (Korthikanti et al. 2022 §4.2.2 for TP; the same holds for the CP ring and the EP
+// all-to-alls inside the recomputed layer).
+int full_recomputed_layers(const PlanInput& in, int layers) {
+  return in.training.recompute == Recompute::full
+             ? static_cast<int>(in.training.recompute_layers * layers + 0.5)
+             : 0;
 }
 
 template <typename V>
@@ -152,9 +201,7 @@ void tp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   const double m = static_cast<double>(d.grad_accum);
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   const double message = local_tokens(in) * in.model.hidden * ab;
-  const int ckpt = in.training.recompute == Recompute::full
-                       ? static_cast<int>(in.training.recompute_layers * layers + 0.5)
-                       : 0;
+  const int ckpt = full_recomputed_layers(in, layers);
   const double per_step = m * (4.0 * layers + 2.0 * ckpt);
   const Group g = group_of(in, "tp", p.tp);
   Builder<V> b(in);
@@ -191,8 +238,11 @@ void cp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   const double kv_heads = std::max(1.0, static_cast<double>(in.model.kv_heads) / p.tp);
   const double message = 2 * local_tokens(in) * kv_heads * head_dim(in.model) * ab;
   Builder<V> b(in);
+  // Forward passes K/V around the ring once, backward K/V and their gradients; a recomputed
+  // forward passes them again.
+  const double rounds = 3.0 * layers + full_recomputed_layers(in, layers);
   b.add(CollKind::send_recv, group_of(in, "cp", p.cp), message,
-        3.0 * (p.cp - 1) * layers * static_cast<double>(d.grad_accum), "K/V block");
+        (p.cp - 1) * rounds * static_cast<double>(d.grad_accum), "K/V block");
   b.emit(Dim::cp, ItemId::comm_cp, "context parallel (ring attention)", k_src_cp, 1, out);
 }
 
@@ -203,8 +253,10 @@ void ep_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   const double message = local_tokens(in) * in.model.experts_per_token * in.model.hidden * ab;
   Builder<V> b(in);
+  // Dispatch and combine in forward and backward, and again in a recomputed forward.
+  const double per_mb = 4.0 * layers + 2.0 * full_recomputed_layers(in, layers);
   b.add(CollKind::all_to_all, group_of(in, "ep", p.ep), message,
-        4.0 * layers * static_cast<double>(d.grad_accum), "routed tokens");
+        per_mb * static_cast<double>(d.grad_accum), "routed tokens");
   b.emit(Dim::ep, ItemId::comm_ep, "expert parallel", k_src_ep, 1, out);
 }
 

@@ -134,6 +134,22 @@ std::string_view to_string(CheckpointFormat f) {
   return f == CheckpointFormat::sharded ? "sharded" : "gathered";
 }
 
+double peak_of(const PeakFlops& f, DType t) {
+  switch (t) {
+    case DType::fp32:
+      return f.fp32;
+    case DType::bf16:
+      return f.bf16;
+    case DType::fp16:
+      return f.fp16;
+    case DType::fp8:
+      return f.fp8;
+    case DType::int8:
+      return 0;
+  }
+  return 0;
+}
+
 Source Provenance::of(std::string_view key) const {
   auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
                              [](const auto& e, std::string_view k) { return e.first < k; });

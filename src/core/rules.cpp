@@ -178,6 +178,22 @@ void check_training(Violations& in, const PlanInput& p) {
                    "matrices only");
     }
   }
+  // A precision the GPU has no peak for is not silently run at another one (no bf16 on V100,
+  // no FP8 before Hopper); FP8 also runs attention and the LM head at the bf16 peak.
+  const PeakFlops& peaks = p.cluster.gpu.peak_flops;
+  if (peaks.any() && peak_of(peaks, t.precision) <= 0) {
+    std::string has;
+    for (DType d : {DType::bf16, DType::fp16, DType::fp8, DType::fp32})
+      if (peak_of(peaks, d) > 0) has += (has.empty() ? "" : ", ") + std::string(to_string(d));
+    in.error("training.precision",
+             fmt::format("training.precision ({}): {} has no {} peak FLOP/s (cluster.peak_flops); "
+                         "it has {}",
+                         to_string(t.precision), p.cluster.gpu.name, to_string(t.precision), has));
+  } else if (peaks.any() && t.precision == DType::fp8 && peaks.bf16 <= 0)
+    in.error("training.precision",
+             fmt::format("training.precision (fp8): attention and the LM head run in bf16, but {} "
+                         "has no bf16 peak FLOP/s (cluster.peak_flops)",
+                         p.cluster.gpu.name));
   if (t.finetune == Finetune::qlora && t.precision != DType::bf16 && t.precision != DType::fp16)
     in.error("training.precision",
              fmt::format("QLoRA computes in bf16 or fp16, not {}", to_string(t.precision)));

@@ -28,19 +28,24 @@ constexpr const char* k_src_mfu =
     "Chowdhery et al. 2022 (PaLM) App. B: MFU counts the model's FLOPs without recomputation; "
     "HFU counts the FLOPs executed";
 
+// The dense peak of the precision's GEMMs (the rules require it), and of attention and the LM
+// head, which stay in bf16 under FP8 (Transformer Engine and Megatron-LM cast only the linear
+// layers: te.Linear / te.LayerNormLinear; DotProductAttention and the output layer run in
+// bf16).
 double peak_rate(const PlanInput& in) {
-  const PeakFlops& f = in.cluster.gpu.peak_flops;
-  switch (in.training.precision) {
-    case DType::fp32:
-      return f.fp32;
-    case DType::fp16:
-      return f.fp16 > 0 ? f.fp16 : f.bf16;
-    case DType::fp8:
-      return f.fp8 > 0 ? f.fp8 : f.bf16;
-    default:
-      return f.bf16 > 0 ? f.bf16 : f.fp16;
-  }
+  return peak_of(in.cluster.gpu.peak_flops, in.training.precision);
 }
+
+double core_peak(const PlanInput& in) {
+  const PeakFlops& f = in.cluster.gpu.peak_flops;
+  return in.training.precision == DType::fp8 ? f.bf16 : peak_rate(in);
+}
+
+struct Rates {
+  double gemm = 0;  // FLOP/s achieved in the linear layers
+  double core = 0;  // FLOP/s achieved in attention and the LM head
+  double hbm = 0;   // B/s achieved by memory-bound kernels
+};
 
 template <typename V>
 V bubble_periods(const PlanInput& in) {
@@ -74,7 +79,7 @@ struct Pace {
   double slow_s = -1;  // one micro-batch on the slowest stage
 };
 
-Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, double rate, double hbm_rate) {
+Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, const Rates& r) {
   Pace p;
   const int pp = static_cast<int>(stage_layers.size());
   p.flops.reserve(pp);
@@ -82,8 +87,8 @@ Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, double rate
     p.flops.push_back(stage_flops(in, stage_layers[s], s == pp - 1));
     const StageFlops& f = p.flops.back();
     const double t =
-        (f.forward + f.backward + f.recompute) / rate +
-        (hbm_rate > 0 ? (f.elementwise_bytes + f.recompute_elementwise_bytes) / hbm_rate : 0.0);
+        (f.gemm + f.recompute_gemm) / r.gemm + (f.core + f.recompute_core) / r.core +
+        (r.hbm > 0 ? (f.elementwise_bytes + f.recompute_elementwise_bytes) / r.hbm : 0.0);
     if (t > p.slow_s) {
       p.slow_s = t;
       p.slow = s;
@@ -185,20 +190,30 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   }
   const double rate = peak * in.cluster.matmul_efficiency;
   const double hbm = hbm_rate<Num>(in).value();
+  const Rates rates{rate, core_peak(in) * in.cluster.matmul_efficiency, hbm};
   const int pp = static_cast<int>(stage_layers.size());
   const double m = static_cast<double>(d.grad_accum);
-  const Pace pc = pace(in, stage_layers, rate, hbm);
+  const Pace pc = pace(in, stage_layers, rates);
   const StageFlops& f = pc.flops[pc.slow];
-  const V rate_e = input<V>(in, "cluster.peak_flops", "peak_flops", peak, "FLOP/s peak") *
-                   input<V>(in, "cluster.matmul_efficiency", "matmul_efficiency",
-                            in.cluster.matmul_efficiency, "efficiency");
+  const V efficiency = input<V>(in, "cluster.matmul_efficiency", "matmul_efficiency",
+                                in.cluster.matmul_efficiency, "efficiency");
+  const V rate_e =
+      input<V>(in, "cluster.peak_flops", "peak_flops", peak, "FLOP/s peak") * efficiency;
+  const V core_e = in.training.precision == DType::fp8
+                       ? input<V>(in, "cluster.peak_flops", "peak_flops_bf16", core_peak(in),
+                                  "FLOP/s bf16 peak") *
+                             efficiency
+                       : rate_e;
   const V hbm_e = hbm_rate<V>(in);
   const V mb = V::term("micro_batches", m, "micro-batches");
-  V compute = mb *
-              (V::term("forward_flops", f.forward, "FLOP forward") +
-               V::term("backward_flops", f.backward, "FLOP backward")) /
-              rate_e;
-  V recompute = mb * V::term("recompute_flops", f.recompute, "FLOP recompute") / rate_e;
+  V compute =
+      mb * (V::term("gemm_flops", f.gemm, "FLOP in linear layers") / rate_e +
+            V::term("core_flops", f.core, "FLOP in attention (executed) and LM head") / core_e);
+  V recompute =
+      mb *
+      (V::term("recompute_gemm_flops", f.recompute_gemm, "FLOP recomputed in linear layers") /
+           rate_e +
+       V::term("recompute_core_flops", f.recompute_core, "FLOP recomputed in attention") / core_e);
   if (hbm > 0) {
     compute =
         compute + mb * V::term("elementwise_bytes", f.elementwise_bytes, "B element-wise") / hbm_e;

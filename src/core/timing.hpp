@@ -16,9 +16,15 @@ using Warnings = std::vector<std::string>;
 
 // FLOPs of one micro-batch on one GPU of a stage (docs/formulas.md#compute).
 struct StageFlops {
+  // Model FLOPs (MFU's convention: attention's full s² terms).
   double forward = 0;    // forward pass (matmuls, attention's s² terms, LM head)
   double backward = 0;   // backward pass (2× the trainable matmuls, 1× frozen ones)
   double recompute = 0;  // the forward recomputed under activation recomputation
+  // FLOPs executed per pass, by the rate they run at: `gemm` in the layers' linear layers (the
+  // precision's peak, FP8 under FP8), `core` in attention's s² products (causal flash attention
+  // skips the masked half) and the LM head (16-bit peak even under FP8).
+  double gemm = 0, core = 0;
+  double recompute_gemm = 0, recompute_core = 0;
   // Bytes that memory-bound kernels (norms, activations, softmax, dropout, residual adds,
   // the loss) move through HBM: forward + backward, and for the recomputed forward.
   double elementwise_bytes = 0;

@@ -1,0 +1,133 @@
+// Numbers that were wrong, each pinned at its corrected value with the source of the
+// correction (docs/formulas.md).
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+const LineItem& comm(const PlanResult& p, ItemId id) {
+  const LineItem* i = find_item(p.communication, id);
+  REQUIRE(i);
+  return *i;
+}
+
+double calls_of(const LineItem& item, const std::string& collective) {
+  double calls = 0;
+  for (const Collective& c : item.collectives)
+    if (c.collective == collective) calls += c.calls_per_step;
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("MoE expert gradients are reduced over the expert-data-parallel group",
+          "[corrections][comm]") {
+  // Megatron-Core parallel_state: experts' gradients are averaged over
+  // expert_data_parallel_group, dp × cp / ep ranks. Mixtral 8x7B, tp 2, ep 4, dp 8, DDP:
+  // 1.75 × 1.6 GB of dense gradients over 8 ranks + 1.0 × 11.3 GB of expert gradients over
+  // 2 ranks = 13.1 GiB per GPU per step (over all 8 ranks it would be 21.0 GiB).
+  const PlanResult p = test::plan_text(R"(
+[model]
+preset = "mixtral-8x7b"
+[training]
+seq_len = 4096
+global_batch = 16
+[parallel]
+tp = 2
+ep = 4
+dp = 8
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 2
+)");
+  const LineItem& dp = comm(p, ItemId::comm_dp);
+  CHECK(dp.value / k_gib == Approx(13.12).margin(0.01));
+  REQUIRE(dp.collectives.size() == 2);
+  CHECK(dp.collectives[0].group_size == 8);
+  CHECK(dp.collectives[1].group_size == 2);  // the expert-data-parallel group
+}
+
+TEST_CASE("full recompute repeats the expert all-to-all and the context-parallel ring",
+          "[corrections][comm]") {
+  const std::string moe = R"(
+[model]
+preset = "mixtral-8x7b"
+[training]
+seq_len = 4096
+global_batch = 16
+[parallel]
+tp = 2
+ep = 4
+dp = 8
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 2
+)";
+  const PlanResult none = test::plan_text(moe, {"training.recompute=\"none\""});
+  const PlanResult full = test::plan_text(moe, {"training.recompute=\"full\""});
+  // Dispatch + combine, forward and backward: 4 per layer; a recomputed forward adds 2.
+  CHECK(calls_of(comm(full, ItemId::comm_ep), "all-to-all") ==
+        1.5 * calls_of(comm(none, ItemId::comm_ep), "all-to-all"));
+  const std::string ring = R"(
+[model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 32768
+[parallel]
+cp = 4
+dp = 2
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+  const PlanResult cp_none = test::plan_text(ring, {"training.recompute=\"none\""});
+  const PlanResult cp_full = test::plan_text(ring, {"training.recompute=\"full\""});
+  // K/V forward, K/V and their gradients backward: 3 rounds per layer; a recomputed forward
+  // adds one.
+  CHECK(calls_of(comm(cp_full, ItemId::comm_cp), "send/recv") * 3 ==
+        calls_of(comm(cp_none, ItemId::comm_cp), "send/recv") * 4);
+}
+
+TEST_CASE("FP8 runs attention and the LM head at the bf16 peak", "[corrections][time]") {
+  // Transformer Engine and Megatron-LM cast only the linear layers to FP8.
+  const std::string plan = R"(
+[model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 8192
+precision = "fp8"
+[parallel]
+dp = 8
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+  const PlanResult fp8 = test::plan_text(plan);
+  const LineItem* compute = find_item(fp8.time, ItemId::time_compute);
+  REQUIRE(compute);
+  bool bf16_term = false;
+  for (const Term& t : compute->terms) bf16_term = bf16_term || t.key == "peak_flops_bf16";
+  CHECK(bf16_term);
+  CHECK(compute->formula.find("FLOP/s bf16 peak") != std::string::npos);
+  // With the bf16 peak raised to the FP8 peak the step would be faster.
+  const PlanResult all_fp8 = test::plan_text(
+      plan, {"cluster.peak_flops={ bf16 = \"1978.9 TFLOP/s\", fp8 = \"1978.9 TFLOP/s\" }"});
+  CHECK(value_of(all_fp8.time, ItemId::time_compute) < compute->value);
+}
+
+TEST_CASE("a precision the GPU has no peak for is an error, not another peak",
+          "[corrections][errors]") {
+  CHECK(test::load_errors("[cluster]\ngpu = \"v100-sxm2-32gb\"\n",
+                          {"model.preset=\"llama-2-7b\"", "training.precision=\"bf16\""}) ==
+        std::vector<std::string>{
+            "trainledger: error: --set training.precision=\"bf16\": training.precision (bf16): "
+            "Tesla V100-SXM2-32GB has no bf16 peak FLOP/s (cluster.peak_flops); it has fp16, "
+            "fp32"});
+  CHECK(test::load_errors("[cluster]\ngpu = \"a100-sxm4-80gb\"\n",
+                          {"model.preset=\"llama-2-7b\"", "training.precision=\"fp8\""}) ==
+        std::vector<std::string>{
+            "trainledger: error: --set training.precision=\"fp8\": training.precision (fp8): "
+            "NVIDIA A100-SXM4-80GB has no fp8 peak FLOP/s (cluster.peak_flops); it has bf16, "
+            "fp16, fp32"});
+}
