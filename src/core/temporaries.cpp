@@ -131,11 +131,11 @@ Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryMode
       if (in.parallel.zero >= 3 && arch) fsdp_gathers<V>(in, place, true, parts);
       break;
     case Phase::optimizer:
-      // ZeRO optimizers upcast the 16-bit gradient shard to fp32 for the update (DeepSpeed's
-      // fp32 partition gradients); without ZeRO the gradients accumulate in fp32 already
-      // (PyTorch AMP's fp32 parameters, Megatron's main_grad).
-      if (in.parallel.zero >= 1 && master_bytes(in.training) > 0 &&
-          in.training.grad_dtype != DType::fp32) {
+      // A mixed-precision optimizer with 16-bit gradients upcasts them to fp32 for the
+      // update: ZeRO the shard it owns (DeepSpeed's fp32 partition gradients), without ZeRO
+      // all of them (Megatron's Float16OptimizerWithFloat16Params copies the grads into its
+      // fp32 main params' .grad). Stacks that keep fp32 gradients set grad_dtype = fp32.
+      if (master_bytes(in.training) > 0 && in.training.grad_dtype != DType::fp32) {
         const double grads = value_in(state, ItemId::grads);
         const double shard = in.parallel.zero == 1 ? d.shard_group : 1;
         parts.add(V::term("grad_elements", grads / dtype_bytes(in.training.grad_dtype) / shard,

@@ -131,3 +131,37 @@ TEST_CASE("a precision the GPU has no peak for is an error, not another peak",
             "NVIDIA A100-SXM4-80GB has no fp8 peak FLOP/s (cluster.peak_flops); it has bf16, "
             "fp16, fp32"});
 }
+
+TEST_CASE("DDP with 16-bit gradients upcasts all of them to fp32 for the update",
+          "[corrections][memory]") {
+  // Megatron-LM's Float16OptimizerWithFloat16Params copies every bf16 gradient into the fp32
+  // main parameters' .grad before the step: 4 B per parameter at the optimizer phase.
+  const PlanResult p = test::plan_text(R"(
+[model]
+preset = "llama-2-7b"
+[training]
+seq_len = 1024
+grad_dtype = "bf16"
+[parallel]
+dp = 8
+zero = 0
+[cluster]
+gpu = "h100-sxm5-80gb"
+)");
+  const double params = p.derived.params;
+  CHECK(test::phase_value(p, "temporaries", 0, Phase::optimizer) == 4 * params);
+  // With fp32 gradients (main_grad) there is nothing to upcast.
+  const PlanResult fp32 =
+      test::plan_text(test::read_file(test::source_path("configs/plans/default.toml")),
+                      {"training.grad_dtype=\"fp32\"", "parallel.zero=0"});
+  CHECK(test::phase_value(fp32, "temporaries", 0, Phase::optimizer) == 0);
+}
+
+TEST_CASE("the default failure rate is the Llama 3 fleet's", "[corrections][reliability]") {
+  // Dubey et al. 2024 (The Llama 3 Herd of Models), §3.3.4: 419 unexpected interruptions in
+  // 54 days on 16,384 GPUs: 419 / (54 × 24 h × 16,384) = 1.97e-5 per GPU-hour.
+  const PlanInput in =
+      test::load_text("[model]\npreset = \"llama-2-7b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n")
+          .input;
+  CHECK(in.checkpoint.gpu_failure_rate == Approx(419.0 / (54 * 24 * 16384.0)).epsilon(0.002));
+}
