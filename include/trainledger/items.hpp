@@ -27,6 +27,7 @@ std::string_view to_string(Role r);
 enum class ItemId : std::uint8_t {
   // state
   params,
+  params_frozen,
   params_nf4,
   params_nf4_constants,
   params_fp8,

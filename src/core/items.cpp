@@ -32,6 +32,7 @@ constexpr Offload k_never = Offload::none;
 // The NF4 and FP8 copies derive from the weights: not saved, not touched by the optimizer.
 constexpr std::array<ItemInfo, k_item_count> k_items = {{
     state(ItemId::params, "params", 3, true, true, true, Offload::optimizer_params),
+    state(ItemId::params_frozen, "params.frozen", 3, true, false, false, Offload::optimizer_params),
     state(ItemId::params_nf4, "params.nf4", 3, true, false, false, k_never),
     state(ItemId::params_nf4_constants, "params.nf4_constants", 3, true, false, false, k_never),
     state(ItemId::params_fp8, "params.fp8", 0, true, false, false, k_never),

@@ -96,21 +96,28 @@ void add_params(const Context& c, const StageParams& sp, Items<V>& out) {
         e, k_src_zero));
     return;
   }
-  // LoRA / QLoRA: frozen base plus trainable adapters; QLoRA keeps the layer matrices in NF4.
+  // LoRA / QLoRA: a frozen base (not trained, not in the checkpoint) and the trainable
+  // adapters; QLoRA keeps the layer matrices in NF4.
   const bool qlora = t.finetune == Finetune::qlora;
   const double quantized = qlora ? sp.matrix : 0;
   Holding base = c.all;
   if (qlora) base = Holding{c.all.dense + c.all.expert - quantized, 0};
-  V e = bytes_per_param<V>(pb) * held<V>(base, "frozen_params", "frozen params", shard, c.shards);
+  const V frozen =
+      bytes_per_param<V>(pb) * held<V>(base, "frozen_params", "frozen params", shard, c.shards);
+  out.push_back(make(
+      ItemId::params_frozen,
+      [&] {
+        const std::string what =
+            qlora ? "frozen 16-bit parts (embeddings, norms, head)" : "frozen base weights";
+        return label(what, dtype_label(t.precision), c.zero, ItemId::params_frozen);
+      },
+      Unit::bytes, frozen, k_src_lora));
   Holding adapters{sp.adapters, 0};
-  e = e + bytes_per_param<V>(pb) *
+  const V e = bytes_per_param<V>(pb) *
               held<V>(adapters, "adapter_params", "adapter params", shard, c.shards);
   out.push_back(make(
       ItemId::params,
-      [&] {
-        const std::string what = qlora ? "16-bit parts + adapters" : "frozen base + adapters";
-        return label(what, dtype_label(t.precision), c.zero, ItemId::params);
-      },
+      [&] { return label("LoRA adapters", dtype_label(t.precision), c.zero, ItemId::params); },
       Unit::bytes, e, k_src_lora));
   if (!qlora) return;
 
@@ -253,6 +260,13 @@ double optimizer_bytes_per_param(const TrainingSpec& t) {
 template <typename V>
 V checkpoint_size(const PlanInput& in, const Derived& d) {
   const TrainingSpec& t = in.training;
+  // LoRA and QLoRA save the adapters and their optimizer state; the frozen base is the
+  // pretrained model's own files (PEFT's save_pretrained, torchtune's adapter checkpoints).
+  if (t.finetune != Finetune::full)
+    return V::term("trainable_params", d.trainable_params, "adapter params") *
+           (V::term("param_bytes", param_bytes(t), "B (weights)") +
+            V::term("master_bytes", master_bytes(t), "B (master)") +
+            V::term("optimizer_bytes", optimizer_bytes_per_param(t), "B (optimizer state)"));
   return V::term("params", d.params, "params") *
              V::term("param_bytes", param_bytes(t), "B (weights)") +
          V::term("trainable_params", d.trainable_params, "trainable params") *

@@ -205,7 +205,11 @@ TEST_CASE("LoRA on Llama-2-7B, r = 8 on q and v: 4,194,304 adapters (0.062 %)",
   CHECK(p.derived.trainable_params == 4194304);
   CHECK(p.derived.trainable_params / p.derived.params * 100 == Approx(0.0622).margin(0.0005));
   CHECK(item_value(p, "grads") == 2 * 4194304);
-  CHECK(item_value(p, "params") == 2 * (6738415616.0 + 4194304));
+  CHECK(item_value(p, "params.frozen") == 2 * 6738415616.0);
+  CHECK(item_value(p, "params") == 2 * 4194304.0);
+  // The checkpoint holds the adapters and their optimizer state, not the frozen base
+  // (PEFT's save_pretrained writes the adapter weights only).
+  CHECK(value_of(p.reliability, ItemId::checkpoint_size) == (2 + 4 + 8) * 4194304.0);
   // The trainable state (the seed's "≈0.08 GB"): 16 B per adapter parameter.
   const double adapters_state = 2 * 4194304.0 + item_value(p, "grads") +
                                 item_value(p, "optimizer.m") + item_value(p, "optimizer.v") +
@@ -224,7 +228,8 @@ TEST_CASE("QLoRA: NF4 base at 0.5 B/param plus block constants, 16-bit embedding
   // Double quantization: 8-bit absmax per 64 + fp32 per 256 blocks ≈ 0.127 bit/param.
   CHECK(item_value(dq, "params.nf4_constants") * 8 / matrices == Approx(0.127).margin(0.001));
   const double unquantized = 6738415616.0 - matrices;  // embeddings, head, norms
-  CHECK(item_value(dq, "params") == Approx(2 * (unquantized + 4194304)).margin(1));
+  CHECK(item_value(dq, "params.frozen") == Approx(2 * unquantized).margin(1));
+  CHECK(item_value(dq, "params") == 2 * 4194304.0);
   const PlanResult single = plan_text(plan, {"training.double_quant=false"});
   CHECK(item_value(single, "params.nf4_constants") == Approx(matrices * 4 / 64).margin(1));
 }
