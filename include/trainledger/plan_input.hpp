@@ -24,11 +24,15 @@ enum class Offload { none, optimizer, optimizer_params };
 // chunked/fused linear + cross-entropy that never materializes them (Liger, torchtune).
 enum class Loss { standard, chunked };
 enum class CheckpointFormat { sharded, gathered };
+// The training stack whose conventions a plan follows (docs/formulas.md#frameworks): generic
+// (the source documents' conventions), Megatron-LM, or DeepSpeed.
+enum class Framework { generic, megatron, deepspeed };
 
 // LoRA target matrices, by their Hugging Face Llama names.
 enum class LoraTarget { q, k, v, o, gate, up, down };
 
 struct TrainingSpec {
+  Framework framework = Framework::generic;
   std::int64_t seq_len = 2048;
   std::int64_t micro_batch = 1;
   std::int64_t global_batch = 0;  // sequences per optimizer step
@@ -49,6 +53,9 @@ struct TrainingSpec {
   double tokens = 0;            // total training tokens, 0 when not given
   Loss loss = Loss::standard;
   bool eager_norm = false;  // norm_impl = "eager": fp32 upcast inside the norm
+  // A fused SwiGLU saves its input only (Megatron-LM's bias_swiglu_impl), not the activation's
+  // output as well (PyTorch eager).
+  bool fused_swiglu = false;
   double lora_dropout = 0;
   int data_workers = 0;           // data-loader worker processes per GPU rank
   double data_worker_memory = 0;  // host bytes per worker
@@ -162,6 +169,7 @@ std::string_view to_string(NormKind n);
 std::string_view to_string(BiasKind b);
 std::string_view to_string(Loss l);
 std::string_view to_string(CheckpointFormat f);
+std::string_view to_string(Framework f);
 
 // Every value of each enum, for reverse lookups (overloads picked by a dummy argument).
 constexpr std::array<Optimizer, 6> all_values(Optimizer) {
@@ -202,6 +210,9 @@ constexpr std::array<BiasKind, 3> all_values(BiasKind) {
 constexpr std::array<Loss, 2> all_values(Loss) { return {Loss::standard, Loss::chunked}; }
 constexpr std::array<CheckpointFormat, 2> all_values(CheckpointFormat) {
   return {CheckpointFormat::sharded, CheckpointFormat::gathered};
+}
+constexpr std::array<Framework, 3> all_values(Framework) {
+  return {Framework::generic, Framework::megatron, Framework::deepspeed};
 }
 constexpr std::array<DType, 5> all_values(DType) {
   return {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8};

@@ -62,12 +62,23 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.global_batch = in.integer("training.global_batch", 0);
   t.precision = from_string(in.text("training.precision"), DType::bf16);
   t.master_weights = in.boolean("training.master_weights");
+  t.framework = from_string(in.text("training.framework"), Framework::generic);
   if (in.has("training.grad_dtype")) {
     t.grad_dtype = from_string(in.text("training.grad_dtype"), DType::bf16);
   } else {
     t.grad_dtype = t.precision == DType::fp8 ? DType::bf16 : t.precision;
+    // Megatron-LM accumulates and reduces gradients in fp32 main_grad buffers whenever it
+    // trains in bf16 (arguments.py: accumulate_allreduce_grads_in_fp32); DeepSpeed's
+    // BF16_Optimizer (bf16 at ZeRO 0-1) keeps fp32 gradients (fp32_groups_gradients).
+    const bool sixteen = t.precision != DType::fp32 && t.master_weights;
+    if (sixteen && (t.framework == Framework::megatron ||
+                    (t.framework == Framework::deepspeed && in.integer("parallel.zero") <= 1)))
+      t.grad_dtype = DType::fp32;
     record_text(r, "training.grad_dtype", std::string(to_string(t.grad_dtype)));
   }
+  // Megatron-LM fuses SwiGLU (--bias-swiglu-fusion, on by default): it saves the gate and up
+  // projections' outputs, not the activation's output too.
+  t.fused_swiglu = t.framework == Framework::megatron;
   t.optimizer = from_string(in.text("training.optimizer"), Optimizer::adamw);
   t.optimizer_dtype = from_string(in.text("training.optimizer_dtype"), DType::fp32);
   t.recompute = from_string(in.text("training.recompute"), Recompute::none);
@@ -111,6 +122,17 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
     p.stage_layers.push_back(static_cast<int>(n));
   p.offload = from_string(in.text("parallel.offload"), Offload::none);
   p.bucket_size = in.number("parallel.bucket_size");
+  const auto bucket = r.settings.find("parallel.bucket_size");
+  const bool bucket_given = bucket != r.settings.end() && bucket->second.origin.what != "default";
+  if (!bucket_given && in.text("training.framework") == "deepspeed") {
+    // DeepSpeed's reduce_bucket_size and allgather_bucket_size default to 5e8 elements
+    // (deepspeed/runtime/zero/config.py), in the gradients' dtype.
+    const std::string grad = in.has("training.grad_dtype") ? in.text("training.grad_dtype") : "";
+    const double element = grad == "fp32" || in.text("training.precision") == "fp32" ? 4 : 2;
+    p.bucket_size = 5e8 * element;
+    record(r, "parallel.bucket_size", p.bucket_size,
+           fmt::format("\"{:.0f} MB\"", p.bucket_size / 1e6));
+  }
   p.gradient_as_bucket_view = in.boolean("parallel.gradient_as_bucket_view");
   p.placement = in.get<std::vector<std::string>>("parallel.placement");
   p.overlap_dp = in.boolean("parallel.overlap_dp");

@@ -139,7 +139,10 @@ void mlp_core(const PlanInput& in, double tokens, double f, std::string_view pre
     gate.op_saved = true;  // the first MLP matmul's output
     out.push_back(gate);
     out.push_back(tensor(Text(prefix, "up_out"), tokens * f, ab, Split::tp));
-    out.push_back(tensor(Text(prefix, "act_out"), tokens * f, ab, Split::tp));
+    // PyTorch eager keeps silu(gate) for the product's backward; a fused SwiGLU recomputes it
+    // from the saved gate and up outputs (Megatron-LM's bias_swiglu_impl).
+    if (!in.training.fused_swiglu)
+      out.push_back(tensor(Text(prefix, "act_out"), tokens * f, ab, Split::tp));
     SavedTensor down_in = tensor(Text(prefix, "down_in"), tokens * f, ab, Split::tp);
     down_in.weight_input_of = target_bit(LoraTarget::down);
     out.push_back(down_in);

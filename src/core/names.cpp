@@ -130,6 +130,18 @@ std::string_view to_string(BiasKind b) {
 
 std::string_view to_string(Loss l) { return l == Loss::standard ? "standard" : "chunked"; }
 
+std::string_view to_string(Framework f) {
+  switch (f) {
+    case Framework::generic:
+      return "generic";
+    case Framework::megatron:
+      return "megatron";
+    case Framework::deepspeed:
+      return "deepspeed";
+  }
+  return "?";
+}
+
 std::string_view to_string(CheckpointFormat f) {
   return f == CheckpointFormat::sharded ? "sharded" : "gathered";
 }

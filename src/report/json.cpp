@@ -90,6 +90,7 @@ json model_json(const ModelSpec& m) {
 
 json training_json(const TrainingSpec& t) {
   json j;
+  j["framework"] = std::string(to_string(t.framework));
   j["seq_len"] = t.seq_len;
   j["micro_batch"] = t.micro_batch;
   j["global_batch"] = t.global_batch;

@@ -1,0 +1,69 @@
+// Framework conventions (docs/formulas.md#frameworks): what each stack really keeps.
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "trainledger/report.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+const std::string k_7b_one_gpu =
+    "[model]\npreset = \"llama-2-7b\"\n[training]\nseq_len = 1024\n[cluster]\n"
+    "gpu = \"h100-sxm5-80gb\"\ngpus_per_node = 1\n";
+
+}  // namespace
+
+TEST_CASE("Megatron-LM keeps fp32 main_grad: 18 bytes per parameter without ZeRO", "[frameworks]") {
+  // megatron/training/theoretical_memory_usage.py: num_bytes_per_parameter = 18 without the
+  // distributed optimizer, 6 + 12 / dp with it.
+  const PlanResult p = test::plan_text(k_7b_one_gpu, {"training.framework=\"megatron\""});
+  CHECK(p.input.training.grad_dtype == DType::fp32);
+  CHECK(p.input.provenance.of("training.grad_dtype") == Source::derived);
+  CHECK(test::state_bytes(p) == 18 * p.derived.params);
+  // fp32 gradients need no upcast at the step.
+  CHECK(test::phase_value(p, "temporaries", 0, Phase::optimizer) == 0);
+  const std::string eight =
+      "[model]\npreset = \"llama-2-7b\"\n[training]\nseq_len = 1024\nframework = \"megatron\"\n"
+      "[parallel]\ndp = 8\nzero = 1\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  const PlanResult d = test::plan_text(eight);
+  CHECK(test::state_bytes(d) == Approx((6 + 12.0 / 8) * d.derived.params).epsilon(1e-9));
+  // A plan that says grad_dtype keeps it.
+  const PlanResult given = test::plan_text(
+      k_7b_one_gpu, {"training.framework=\"megatron\"", "training.grad_dtype=\"bf16\""});
+  CHECK(given.input.training.grad_dtype == DType::bf16);
+}
+
+TEST_CASE("Megatron-LM's fused SwiGLU saves three MLP tensors, not four", "[frameworks]") {
+  const PlanResult eager = test::plan_text(k_7b_one_gpu);
+  const PlanResult fused = test::plan_text(k_7b_one_gpu, {"training.framework=\"megatron\""});
+  // One s·b·f tensor of 2 bytes per layer less: 1024 tokens × 11,008 × 2 B × 32 layers.
+  CHECK(test::phase_value(eager, "activations", 0, Phase::backward) -
+            test::phase_value(fused, "activations", 0, Phase::backward) ==
+        1024.0 * 11008 * 2 * 32);
+  // The report says which stack's conventions a plan follows (and nothing for generic).
+  const PlanSource source = test::load_text(k_7b_one_gpu).plan_source();
+  CHECK(report::render_table(fused, source, {}).find("conventions megatron") != std::string::npos);
+  CHECK(report::render_table(eager, source, {}).find("conventions") == std::string::npos);
+}
+
+TEST_CASE("DeepSpeed: fp32 gradients under BF16_Optimizer, 5e8-element buckets", "[frameworks]") {
+  // deepspeed/runtime/bf16_optimizer.py keeps fp32_groups_gradients (ZeRO 0-1 with bf16);
+  // deepspeed/runtime/zero/config.py: reduce_bucket_size = allgather_bucket_size = 5e8.
+  const PlanResult z1 =
+      test::plan_text(k_7b_one_gpu, {"training.framework=\"deepspeed\"", "parallel.zero=1",
+                                     "cluster.gpus_per_node=8", "parallel.dp=8"});
+  CHECK(z1.input.training.grad_dtype == DType::fp32);
+  CHECK(z1.input.parallel.bucket_size == 5e8 * 4);
+  const PlanResult z2 =
+      test::plan_text(k_7b_one_gpu, {"training.framework=\"deepspeed\"", "parallel.zero=2",
+                                     "cluster.gpus_per_node=8", "parallel.dp=8"});
+  CHECK(z2.input.training.grad_dtype == DType::bf16);
+  CHECK(z2.input.parallel.bucket_size == 5e8 * 2);
+  // Two buckets in flight are real memory in backward: 2 GB.
+  const PlanResult generic = test::plan_text(
+      k_7b_one_gpu, {"parallel.zero=2", "cluster.gpus_per_node=8", "parallel.dp=8"});
+  CHECK(test::phase_value(z2, "temporaries", 0, Phase::backward) -
+            test::phase_value(generic, "temporaries", 0, Phase::backward) ==
+        2 * (1e9 - 25.0 * 1024 * 1024));
+}
