@@ -8,6 +8,22 @@ using namespace trainledger;
 
 namespace {
 
+// Mixtral 8x7B on 16 H100s: tp 2, ep 4, dp 8.
+const std::string k_mixtral = R"(
+[model]
+preset = "mixtral-8x7b"
+[training]
+seq_len = 4096
+global_batch = 16
+[parallel]
+tp = 2
+ep = 4
+dp = 8
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 2
+)";
+
 const LineItem& comm(const PlanResult& p, ItemId id) {
   const LineItem* i = find_item(p.communication, id);
   REQUIRE(i);
@@ -29,20 +45,7 @@ TEST_CASE("MoE expert gradients are reduced over the expert-data-parallel group"
   // expert_data_parallel_group, dp × cp / ep ranks. Mixtral 8x7B, tp 2, ep 4, dp 8, DDP:
   // 1.75 × 1.6 GB of dense gradients over 8 ranks + 1.0 × 11.3 GB of expert gradients over
   // 2 ranks = 13.1 GiB per GPU per step (over all 8 ranks it would be 21.0 GiB).
-  const PlanResult p = test::plan_text(R"(
-[model]
-preset = "mixtral-8x7b"
-[training]
-seq_len = 4096
-global_batch = 16
-[parallel]
-tp = 2
-ep = 4
-dp = 8
-[cluster]
-gpu = "h100-sxm5-80gb"
-nodes = 2
-)");
+  const PlanResult p = test::plan_text(k_mixtral);
   const LineItem& dp = comm(p, ItemId::comm_dp);
   CHECK(dp.value / k_gib == Approx(13.12).margin(0.01));
   REQUIRE(dp.collectives.size() == 2);
@@ -52,22 +55,8 @@ nodes = 2
 
 TEST_CASE("full recompute repeats the expert all-to-all and the context-parallel ring",
           "[corrections][comm]") {
-  const std::string moe = R"(
-[model]
-preset = "mixtral-8x7b"
-[training]
-seq_len = 4096
-global_batch = 16
-[parallel]
-tp = 2
-ep = 4
-dp = 8
-[cluster]
-gpu = "h100-sxm5-80gb"
-nodes = 2
-)";
-  const PlanResult none = test::plan_text(moe, {"training.recompute=\"none\""});
-  const PlanResult full = test::plan_text(moe, {"training.recompute=\"full\""});
+  const PlanResult none = test::plan_text(k_mixtral, {"training.recompute=\"none\""});
+  const PlanResult full = test::plan_text(k_mixtral, {"training.recompute=\"full\""});
   // Dispatch + combine, forward and backward: 4 per layer; a recomputed forward adds 2.
   CHECK(calls_of(comm(full, ItemId::comm_ep), "all-to-all") ==
         1.5 * calls_of(comm(none, ItemId::comm_ep), "all-to-all"));
