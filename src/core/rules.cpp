@@ -194,6 +194,14 @@ void check_training(Violations& in, const PlanInput& p) {
              fmt::format("training.precision (fp8): attention and the LM head run in bf16, but {} "
                          "has no bf16 peak FLOP/s (cluster.peak_flops)",
                          p.cluster.gpu.name));
+  // With a peak to time the GEMMs, the memory-bound kernels need the HBM bandwidth too: an
+  // inline GPU without one would time them (and the optimizer step) at zero.
+  if (peaks.any() && !m.count_only && p.cluster.gpu.memory_bandwidth <= 0)
+    in.error("cluster.memory_bandwidth",
+             fmt::format("cluster.memory_bandwidth is needed to time element-wise kernels and "
+                         "the optimizer step on {}: give it (e.g. memory_bandwidth = \"3.35 "
+                         "TB/s\") or name a preset with cluster.gpu",
+                         p.cluster.gpu.name.empty() ? "this GPU" : p.cluster.gpu.name));
   if (t.finetune == Finetune::qlora && t.precision != DType::bf16 && t.precision != DType::fp16)
     in.error("training.precision",
              fmt::format("QLoRA computes in bf16 or fp16, not {}", to_string(t.precision)));

@@ -154,3 +154,17 @@ TEST_CASE("the default failure rate is the Llama 3 fleet's", "[corrections][reli
           .input;
   CHECK(in.checkpoint.gpu_failure_rate == Approx(419.0 / (54 * 24 * 16384.0)).epsilon(0.002));
 }
+
+TEST_CASE("an inline GPU with a peak but no HBM bandwidth is an error, not zero time",
+          "[corrections][errors]") {
+  CHECK(test::load_errors("[model]\npreset = \"llama-2-7b\"\n[cluster]\ngpu_memory = \"80 GiB\"\n"
+                          "peak_flops = { bf16 = \"989 TFLOP/s\" }\n") ==
+        std::vector<std::string>{
+            "trainledger: error: test.toml:3:2: cluster.memory_bandwidth is needed to time "
+            "element-wise kernels and the optimizer step on custom GPU: give it (e.g. "
+            "memory_bandwidth = \"3.35 TB/s\") or name a preset with cluster.gpu"});
+  CHECK(test::load_errors("[model]\npreset = \"llama-2-7b\"\n[cluster]\ngpu_memory = \"80 GiB\"\n"
+                          "peak_flops = { bf16 = \"989 TFLOP/s\" }\n"
+                          "memory_bandwidth = \"3.35 TB/s\"\n")
+            .empty());
+}
