@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "files.hpp"
 #include "resolve.hpp"
 
 namespace trainledger::config {
@@ -115,14 +116,6 @@ std::string supported_types() {
   return s;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void set(SettingMap& out, const std::string& key, Value v, const Origin& origin,
          std::vector<Diagnostic>& errors) {
   const KeySpec* spec = find_key("model", key);
@@ -135,15 +128,16 @@ void set(SettingMap& out, const std::string& key, Value v, const Origin& origin,
 SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
                           std::vector<Diagnostic>& errors, std::vector<std::string>& warnings) {
   SettingMap out;
-  std::ifstream probe(path);
-  if (!probe) {
+  std::string why;
+  const std::optional<std::string> text = read_regular_file(path, k_max_hf_config_bytes, why);
+  if (!text) {
     errors.push_back(
-        Diagnostic{asked_at, fmt::format("model.hf_config: cannot read \"{}\"", path)});
+        Diagnostic{asked_at, fmt::format("model.hf_config: cannot read \"{}\": {}", path, why)});
     return out;
   }
   Value doc;
   try {
-    doc = parse_json(read_file(path), path);
+    doc = parse_json(*text, path);
   } catch (const ConfigError& e) {
     for (const Diagnostic& d : e.diagnostics()) errors.push_back(d);
     return out;

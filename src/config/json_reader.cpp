@@ -1,6 +1,8 @@
 // JSON text (Hugging Face config.json) → Value. Origins name the file and the JSON key.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "value.hpp"
 
 namespace trainledger::config {
@@ -62,13 +64,23 @@ Value convert(const nlohmann::json& j, const std::string& where) {
 Value parse_json(const std::string& text, const std::string& path) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    // Parse again with exceptions to get the position in the message.
+    // Parse again with exceptions for the position; the message gives line and column only,
+    // never the file's bytes.
     try {
       const nlohmann::json again = nlohmann::json::parse(text);
       static_cast<void>(again);
     } catch (const nlohmann::json::parse_error& e) {
-      throw ConfigError(
-          {Diagnostic{Origin{path, 0, 0, "hf_config"}, std::string("invalid JSON: ") + e.what()}});
+      int line = 1, column = 1;
+      const std::size_t end = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+      for (std::size_t i = 0; i < end; ++i) {
+        if (text[i] == '\n') {
+          ++line;
+          column = 1;
+        } else {
+          ++column;
+        }
+      }
+      throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"}, "invalid JSON"}});
     }
   }
   if (!j.is_object()) {

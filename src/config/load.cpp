@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "build.hpp"
+#include "files.hpp"
 #include "quantity.hpp"
 #include "trainledger/config.hpp"
 
@@ -105,15 +106,14 @@ LoadedPlan load_plan_text(const std::string& text, const std::string& name,
 }
 
 LoadedPlan load_plan_file(const std::string& path, const LoadOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  if (!in || std::filesystem::is_directory(path, ec)) {
-    throw ConfigError({Diagnostic{Origin{path, 0, 0, "file"}, "cannot read the plan file"}});
+  std::string why;
+  const std::optional<std::string> text = read_regular_file(path, k_max_plan_bytes, why);
+  if (!text) {
+    throw ConfigError(
+        {Diagnostic{Origin{path, 0, 0, "file"}, "cannot read the plan file: " + why}});
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
   const std::string base = std::filesystem::path(path).parent_path().string();
-  return load(ss.str(), path, base, options);
+  return load(*text, path, base, options);
 }
 
 LoadedPlan load_default_plan(const LoadOptions& options) {

@@ -1,5 +1,7 @@
 #include "resolve.hpp"
 
+#include "files.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -180,8 +182,19 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
   } else if (hf != explicit_settings.end()) {
     std::filesystem::path p(std::get<std::string>(hf->second.value));
     if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-    overlay(preset,
-            read_hf_config(p.lexically_normal().string(), hf->second.origin, errors, r.warnings));
+    // Plans come from pull requests: a config.json is read only from the plan's own folder.
+    const std::filesystem::path root =
+        base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
+    if (!inside_folder(p, root)) {
+      errors.push_back(Diagnostic{
+          hf->second.origin,
+          fmt::format("model.hf_config: \"{}\" is outside the plan's folder; a config.json is "
+                      "read only from the plan's folder or below it",
+                      std::get<std::string>(hf->second.value))});
+    } else {
+      overlay(preset,
+              read_hf_config(p.lexically_normal().string(), hf->second.origin, errors, r.warnings));
+    }
   }
   auto gpu = explicit_settings.find("cluster.gpu");
   if (gpu != explicit_settings.end())

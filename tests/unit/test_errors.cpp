@@ -188,3 +188,28 @@ TEST_CASE("every error of a file is reported, in file order", "[errors]") {
   CHECK(e[1].rfind("trainledger: error: test.toml:5:11:", 0) == 0);
   CHECK(e[2].rfind("trainledger: error: test.toml:8:14:", 0) == 0);
 }
+
+TEST_CASE("untrusted files: only regular files, bounded, inside the plan's folder",
+          "[errors][security]") {
+  // A device that never ends is refused at once, not read.
+  const auto zero = trainledger::test::run_cli({"plan", "/dev/zero"});
+  CHECK(zero.code == 2);
+  CHECK(zero.out.empty());
+  CHECK(zero.err ==
+        "trainledger: error: /dev/zero: cannot read the plan file: not a regular file\n");
+  const auto dir =
+      trainledger::test::run_cli({"plan", trainledger::test::source_path("tests/data")});
+  CHECK(dir.code == 2);
+  // A config.json outside the plan's folder is not read, and nothing of it is echoed.
+  const auto outside = trainledger::test::load_errors(
+      "[model]\nhf_config = \"../../../../../../etc/passwd\"\n"
+      "[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
+  CHECK(outside ==
+        std::vector<std::string>{"trainledger: error: test.toml:2:13: model.hf_config: "
+                                 "\"../../../../../../etc/passwd\" is outside the plan's folder; a "
+                                 "config.json is read only from the plan's folder or below it"});
+  const auto absolute = trainledger::test::load_errors(
+      "[model]\nhf_config = \"/etc/hostname\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
+  REQUIRE(absolute.size() == 1);
+  CHECK(absolute[0].find("is outside the plan's folder") != std::string::npos);
+}
