@@ -61,7 +61,40 @@ Value convert(const nlohmann::json& j, const std::string& where) {
 
 }  // namespace
 
+// Nesting deeper than any config.json needs is refused before parsing (the conversion below
+// recurses once per level).
+constexpr int k_max_json_depth = 64;
+
+void check_depth(const std::string& text, const std::string& path) {
+  int depth = 0, line = 1, column = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    }
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') {
+      if (++depth > k_max_json_depth)
+        throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
+                                      "invalid config.json: nested deeper than 64 levels"}});
+    }
+    if (c == '}' || c == ']') --depth;
+  }
+}
+
 Value parse_json(const std::string& text, const std::string& path) {
+  check_depth(text, path);
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     // Parse again with exceptions for the position; the message gives line and column only,

@@ -1,6 +1,9 @@
 // Bad input gets a located, specific message (asserted word for word) and no plan.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <fstream>
+
 #include "helpers.hpp"
 
 using trainledger::test::load_errors;
@@ -208,6 +211,20 @@ TEST_CASE("untrusted files: only regular files, bounded, inside the plan's folde
         std::vector<std::string>{"trainledger: error: test.toml:2:13: model.hf_config: "
                                  "\"../../../../../../etc/passwd\" is outside the plan's folder; a "
                                  "config.json is read only from the plan's folder or below it"});
+  // A config.json nested 300,000 deep is refused before it is parsed (it crashed the loader).
+  const std::string deep_path = trainledger::test::source_path("tests/data/hf/_deep.json");
+  {
+    std::string deep;
+    for (int i = 0; i < 300000; ++i) deep += "{\"a\":";
+    deep += "1" + std::string(300000, '}');
+    std::ofstream(deep_path) << deep;
+  }
+  const auto deep = trainledger::test::load_errors(
+      "[model]\nhf_config = \"hf/_deep.json\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
+  std::remove(deep_path.c_str());
+  CHECK(deep == std::vector<std::string>{"trainledger: error: " + deep_path +
+                                         ":1:321: invalid config.json: nested deeper than 64 "
+                                         "levels"});
   const auto absolute = trainledger::test::load_errors(
       "[model]\nhf_config = \"/etc/hostname\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
   REQUIRE(absolute.size() == 1);
