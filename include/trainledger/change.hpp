@@ -34,6 +34,9 @@ enum class Knob : std::uint8_t {
 std::string_view key_of(Knob k);
 // A knob's value as the plan file writes it: enums by name, booleans as true/false.
 std::string knob_text(Knob k, std::int64_t value);
+// Whether a knob is a count (batch sizes, parallel sizes, ZeRO stage, channels), whose change
+// reads "from → to", rather than a choice.
+bool knob_is_count(Knob k);
 
 // One knob set to a value (enums by their underlying value, booleans as 0 or 1).
 struct Edit {

@@ -41,12 +41,24 @@ struct LineItem {
 LineItem make_item(ItemId id, std::string label, Unit unit, const Expr& e, std::string source,
                    Kind kind = Kind::estimated);
 
-// Sum of the values of `items` (for totals that the invariant checker re-derives).
-double sum_values(const std::vector<LineItem>& items);
+// Sum of the values of `items` (line items or numbers-only items), for totals that the
+// invariant checker re-derives.
+template <typename List>
+double sum_values(const List& items) {
+  double sum = 0;
+  for (const auto& i : items) sum += i.value;
+  return sum;
+}
 
 // The item with this id, or nullptr.
 const LineItem* find_item(const std::vector<LineItem>& items, ItemId id);
-// The value of the item with this id, or 0 when the list has none.
-double value_of(const std::vector<LineItem>& items, ItemId id);
+// The value of the item with this id (line items or numbers-only items), or 0 when the list
+// has none.
+template <typename List>
+double value_of(const List& items, ItemId id) {
+  for (const auto& i : items)
+    if (i.item == id) return i.value;
+  return 0.0;
+}
 
 }  // namespace trainledger

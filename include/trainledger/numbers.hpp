@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trainledger/items.hpp"
+#include "trainledger/ledger.hpp"
 #include "trainledger/plan.hpp"
 
 namespace trainledger {
@@ -37,13 +38,6 @@ class NumItems {
   std::array<NumItem, k_item_count> m_items{};
   int m_size = 0;
 };
-
-// The value of the item with this id, or 0 when the list has none.
-inline double value_of(const NumItems& items, ItemId id) {
-  for (const NumItem& i : items)
-    if (i.item == id) return i.value;
-  return 0.0;
-}
 
 // Collectives (docs/formulas.md#collectives).
 enum class CollKind : std::uint8_t {

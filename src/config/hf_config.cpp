@@ -3,9 +3,6 @@
 // Gemma2Config, GPT2Config, GPTNeoXConfig, BloomConfig); docs/config.md#hf_config.
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "files.hpp"
 #include "resolve.hpp"
 

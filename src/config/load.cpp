@@ -1,8 +1,6 @@
 // Public entry points of the config layer: plan files, the default plan, presets.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "build.hpp"
 #include "files.hpp"

@@ -85,20 +85,6 @@ ItemOf<V> make(ItemId id, L&& label, Unit unit, const V& e, const char* source,
 }
 
 template <typename List>
-double sum_of(const List& items) {
-  double sum = 0;
-  for (const auto& i : items) sum += i.value;
-  return sum;
-}
-
-template <typename List>
-double value_in(const List& items, ItemId id) {
-  for (const auto& i : items)
-    if (i.item == id) return i.value;
-  return 0.0;
-}
-
-template <typename List>
 bool has_item(const List& items, ItemId id) {
   for (const auto& i : items)
     if (i.item == id) return true;

@@ -26,7 +26,7 @@ HostOf<V> host_memory(const PlanInput& in, const Derived& d, const Items<V>& wor
   const int gpus = in.cluster.gpus_per_node;
   const V per_node = V::term("gpus_per_node", gpus, "GPUs per node");
   if (!offloaded.empty()) {
-    const double bytes = sum_of(offloaded);
+    const double bytes = sum_values(offloaded);
     h.items.push_back(make(ItemId::host_offload, "offloaded optimizer state (pinned)", Unit::bytes,
                            V::term("offloaded_per_gpu", bytes, "B per GPU") * per_node,
                            k_src_offload));
@@ -57,7 +57,7 @@ HostOf<V> host_memory(const PlanInput& in, const Derived& d, const Items<V>& wor
                                   in.cluster.host_process_memory, "B per rank") *
                              per_node,
                          k_src_runtime, Kind::assumed));
-  h.peak_bytes = sum_of(h.items);
+  h.peak_bytes = sum_values(h.items);
   return h;
 }
 

@@ -42,21 +42,10 @@ LineItem make_item(ItemId id, std::string label, Unit unit, const Expr& e, std::
   return item;
 }
 
-double sum_values(const std::vector<LineItem>& items) {
-  double sum = 0;
-  for (const LineItem& i : items) sum += i.value;
-  return sum;
-}
-
 const LineItem* find_item(const std::vector<LineItem>& items, ItemId id) {
   for (const LineItem& i : items)
     if (i.item == id) return &i;
   return nullptr;
-}
-
-double value_of(const std::vector<LineItem>& items, ItemId id) {
-  const LineItem* i = find_item(items, id);
-  return i ? i->value : 0.0;
 }
 
 }  // namespace trainledger

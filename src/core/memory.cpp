@@ -140,7 +140,7 @@ StageBase<V> stage_base(const PlanInput& in, const Derived& d, const MemoryModel
   for (const auto& item : state_items<V>(in, d, sp))
     if (!offloaded(in, item.item)) b.state.push_back(item);
   b.activations = activation_items<V>(in, d, model, place);
-  b.activation_bytes = sum_of(b.activations);
+  b.activation_bytes = sum_values(b.activations);
   return b;
 }
 
@@ -153,14 +153,14 @@ Items<V> phase_items(const PlanInput& in, const Derived& d, const MemoryModel<V>
                      bool total_only, double& total) {
   Items<V> temporaries = temporary_items<V>(in, d, model, place, base.state, phase);
   const double dynamic =
-      (holds_activations(phase) ? base.activation_bytes : 0.0) + sum_of(temporaries);
-  total = dynamic + sum_of(model.fixed);
-  if (phase != Phase::init) total += sum_of(model.kernels);
+      (holds_activations(phase) ? base.activation_bytes : 0.0) + sum_values(temporaries);
+  total = dynamic + sum_values(model.fixed);
+  if (phase != Phase::init) total += sum_values(model.kernels);
   for (const auto& item : base.state)
     if (phase != Phase::init || present_at_init(item.item)) total += item.value;
   Items<V> frag;
   if (dynamic > 0) frag.push_back(fragmentation_item<V>(in, dynamic));
-  total += sum_of(frag);
+  total += sum_values(frag);
   Items<V> items;
   if (total_only) return items;
   for (const auto& item : base.state)
@@ -205,7 +205,7 @@ StageOf<V> stage_memory(const PlanInput& in, const Derived& d, const MemoryModel
   }
   double total = 0;
   st.items = phase_items<V>(in, d, model, place, base, st.peak_phase, false, total);
-  st.peak_bytes = sum_of(st.items);
+  st.peak_bytes = sum_values(st.items);
   return st;
 }
 

@@ -74,7 +74,7 @@ bool one_node_plan(const PlanInput& in, const Derived& d, PlanInput& one) {
 template <typename V>
 void add_scaling(double there, int one_dp, Items<V>& time) {
   if (!has_item(time, ItemId::throughput_tokens_per_s_per_gpu) || there <= 0) return;
-  const double here = value_in(time, ItemId::throughput_tokens_per_s_per_gpu);
+  const double here = value_of(time, ItemId::throughput_tokens_per_s_per_gpu);
   std::string label;
   if constexpr (V::explained)
     label = "tokens/s/GPU on one node (dp " + std::to_string(one_dp) + ")";
@@ -206,7 +206,7 @@ void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) 
       one_node_plan(input, out.derived, one)) {
     PlanNumbers base;
     evaluate(one, base, PlanScope{true, false});
-    add_scaling<Num>(value_in(base.time, ItemId::throughput_tokens_per_s_per_gpu), one.parallel.dp,
+    add_scaling<Num>(value_of(base.time, ItemId::throughput_tokens_per_s_per_gpu), one.parallel.dp,
                      out.time);
   }
   out.reliability = reliability_items<Num>(input, out.derived, out.time);

@@ -74,7 +74,7 @@ Items<V> reliability_items(const PlanInput& in, const Derived& d, const Items<V>
     out.push_back(make(ItemId::checkpoint_waste_planned, "expected waste at checkpoint.interval",
                        Unit::fraction, planned, k_src_waste));
   }
-  if (const double train = value_in(time, ItemId::time_to_train);
+  if (const double train = value_of(time, ItemId::time_to_train);
       has_item(time, ItemId::time_to_train) && waste_used < 1) {
     // The run's wall time grows by 1/(1 − waste); the difference is lost to checkpoints,
     // failures and restarts.

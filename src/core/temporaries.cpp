@@ -96,7 +96,7 @@ void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel<V>&
   const ParallelSpec& p = in.parallel;
   const bool replicated = p.dp * p.cp > 1;
   if (p.zero == 0 && replicated && !p.gradient_as_bucket_view) {
-    parts.add(V::term("grads", value_in(state, ItemId::grads), "B"),
+    parts.add(V::term("grads", value_of(state, ItemId::grads), "B"),
               "DDP buckets: a second copy of the gradients");
   }
   if ((p.zero == 1 || p.zero == 2) && replicated) {
@@ -104,7 +104,7 @@ void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel<V>&
               "gradient buckets in flight");
   }
   if (p.zero >= 2 && p.grad_sync == GradSync::last_micro_batch && d.grad_accum > 1) {
-    const double sharded = value_in(state, ItemId::grads);
+    const double sharded = value_of(state, ItemId::grads);
     const double full = sharded * d.shard_group;
     parts.add(V::term("unsharded_grads", full - sharded, "B"),
               "unsharded gradients held across micro-batches (no-sync)");
@@ -136,7 +136,7 @@ Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryMode
       // all of them (Megatron's Float16OptimizerWithFloat16Params copies the grads into its
       // fp32 main params' .grad). Stacks that keep fp32 gradients set grad_dtype = fp32.
       if (master_bytes(in.training) > 0 && in.training.grad_dtype != DType::fp32) {
-        const double grads = value_in(state, ItemId::grads);
+        const double grads = value_of(state, ItemId::grads);
         const double shard = in.parallel.zero == 1 ? d.shard_group : 1;
         parts.add(V::term("grad_elements", grads / dtype_bytes(in.training.grad_dtype) / shard,
                           "gradient elements") *

@@ -96,6 +96,20 @@ std::string knob_text(Knob k, std::int64_t v) {
   }
 }
 
+bool knob_is_count(Knob k) {
+  switch (k) {
+    case Knob::global_batch:
+    case Knob::micro_batch:
+    case Knob::tp:
+    case Knob::dp:
+    case Knob::zero:
+    case Knob::nccl_channels:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::int64_t knob_value(const PlanInput& in, Knob k) {
   const TrainingSpec& t = in.training;
   const ParallelSpec& p = in.parallel;

@@ -65,9 +65,7 @@ std::string change_text(const Change& c) {
   for (const Edit& e : c) {
     const std::string_view key = key_of(e.knob);
     const std::string name(key.substr(key.find('.') + 1));
-    const bool numeric = e.knob == Knob::global_batch || e.knob == Knob::micro_batch ||
-                         e.knob == Knob::tp || e.knob == Knob::dp || e.knob == Knob::zero ||
-                         e.knob == Knob::nccl_channels;
+    const bool numeric = knob_is_count(e.knob);
     if (!out.empty()) out += ", ";
     out += numeric ? fmt::format("{} {} → {}", name, e.from, e.to)
                    : fmt::format("{} = {}", name, knob_text(e.knob, e.to));
