@@ -25,8 +25,9 @@ enum class Offload { none, optimizer, optimizer_params };
 enum class Loss { standard, chunked };
 enum class CheckpointFormat { sharded, gathered };
 // The training stack whose conventions a plan follows (docs/formulas.md#frameworks): generic
-// (the source documents' conventions), Megatron-LM, or DeepSpeed.
-enum class Framework { generic, megatron, deepspeed };
+// (the source documents' conventions), PyTorch (AMP, DDP, FSDP, torchtitan), Hugging Face
+// Trainer (PyTorch plus the transformers modeling code), Megatron-LM, or DeepSpeed.
+enum class Framework { generic, pytorch, hf, megatron, deepspeed };
 
 // LoRA target matrices, by their Hugging Face Llama names.
 enum class LoraTarget { q, k, v, o, gate, up, down };
@@ -39,6 +40,9 @@ struct TrainingSpec {
   DType precision = DType::bf16;
   bool master_weights = true;
   DType grad_dtype = DType::bf16;
+  // The dtype gradients are reduced in across data-parallel ranks (FSDP2's
+  // MixedPrecisionPolicy.reduce_dtype, DeepSpeed's communication_data_type).
+  DType reduce_dtype = DType::bf16;
   Optimizer optimizer = Optimizer::adamw;
   DType optimizer_dtype = DType::fp32;
   Recompute recompute = Recompute::none;
@@ -211,8 +215,9 @@ constexpr std::array<Loss, 2> all_values(Loss) { return {Loss::standard, Loss::c
 constexpr std::array<CheckpointFormat, 2> all_values(CheckpointFormat) {
   return {CheckpointFormat::sharded, CheckpointFormat::gathered};
 }
-constexpr std::array<Framework, 3> all_values(Framework) {
-  return {Framework::generic, Framework::megatron, Framework::deepspeed};
+constexpr std::array<Framework, 5> all_values(Framework) {
+  return {Framework::generic, Framework::pytorch, Framework::hf, Framework::megatron,
+          Framework::deepspeed};
 }
 constexpr std::array<DType, 5> all_values(DType) {
   return {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8};

@@ -55,6 +55,12 @@ void record_text(Resolution& r, const std::string& key, const std::string& value
   record(r, key, value, "\"" + value + "\"");
 }
 
+// Whether the plan (or --set, or a preset) gave `key`, rather than its default.
+bool given(const Resolution& r, const std::string& key) {
+  const auto it = r.settings.find(key);
+  return it != r.settings.end() && it->second.origin.what != "default";
+}
+
 TrainingSpec build_training(Resolution& r, const Reader& in) {
   TrainingSpec t;
   t.seq_len = in.integer("training.seq_len");
@@ -62,19 +68,30 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.global_batch = in.integer("training.global_batch", 0);
   t.precision = from_string(in.text("training.precision"), DType::bf16);
   t.master_weights = in.boolean("training.master_weights");
-  t.framework = from_string(in.text("training.framework"), Framework::generic);
+  t.framework = from_string(in.text("training.framework"), Framework::pytorch);
   if (in.has("training.grad_dtype")) {
     t.grad_dtype = from_string(in.text("training.grad_dtype"), DType::bf16);
   } else {
     t.grad_dtype = t.precision == DType::fp8 ? DType::bf16 : t.precision;
-    // Megatron-LM accumulates and reduces gradients in fp32 main_grad buffers whenever it
-    // trains in bf16 (arguments.py: accumulate_allreduce_grads_in_fp32); DeepSpeed's
-    // BF16_Optimizer (bf16 at ZeRO 0-1) keeps fp32 gradients (fp32_groups_gradients).
+    // Every big stack keeps fp32 gradients when it trains in 16 bits with fp32 master weights:
+    // PyTorch AMP and FSDP (fp32 parameters, so param.grad is fp32; torchtitan reduces in
+    // fp32, mixed_precision_reduce = "float32"), Megatron-LM's main_grad
+    // (arguments.py: accumulate_allreduce_grads_in_fp32 for bf16), DeepSpeed's BF16_Optimizer
+    // at ZeRO 0-1 (bf16_optimizer.py: fp32_groups_gradients). DeepSpeed's ZeRO-2/3 reduce in
+    // the 16-bit dtype; generic keeps the source documents' 16 B/param.
     const bool sixteen = t.precision != DType::fp32 && t.master_weights;
-    if (sixteen && (t.framework == Framework::megatron ||
-                    (t.framework == Framework::deepspeed && in.integer("parallel.zero") <= 1)))
-      t.grad_dtype = DType::fp32;
+    const bool fp32_grads =
+        t.framework == Framework::pytorch || t.framework == Framework::hf ||
+        t.framework == Framework::megatron ||
+        (t.framework == Framework::deepspeed && in.integer("parallel.zero") <= 1);
+    if (sixteen && fp32_grads) t.grad_dtype = DType::fp32;
     record_text(r, "training.grad_dtype", std::string(to_string(t.grad_dtype)));
+  }
+  if (in.has("training.reduce_dtype")) {
+    t.reduce_dtype = from_string(in.text("training.reduce_dtype"), DType::bf16);
+  } else {
+    t.reduce_dtype = t.grad_dtype;
+    record_text(r, "training.reduce_dtype", std::string(to_string(t.reduce_dtype)));
   }
   // Megatron-LM fuses SwiGLU (--bias-swiglu-fusion, on by default): it saves the gate and up
   // projections' outputs, not the activation's output too.
@@ -92,7 +109,14 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.trainable_params = in.number("training.trainable_params", 0);
   t.tokens = in.number("training.tokens", 0);
   t.loss = from_string(in.text("training.loss"), Loss::standard);
-  t.eager_norm = in.text("training.norm_impl") == "eager";
+  if (given(r, "training.norm_impl")) {
+    t.eager_norm = in.text("training.norm_impl") == "eager";
+  } else {
+    // Hugging Face's LlamaRMSNorm (and its copies in other model files) upcasts to fp32 in
+    // eager PyTorch (transformers/models/llama/modeling_llama.py).
+    t.eager_norm = t.framework == Framework::hf;
+    if (t.eager_norm) record_text(r, "training.norm_impl", "eager");
+  }
   t.lora_dropout = in.number("training.lora_dropout");
   t.data_workers = static_cast<int>(in.integer("training.data_workers"));
   t.data_worker_memory = in.number("training.data_worker_memory");
@@ -122,9 +146,7 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
     p.stage_layers.push_back(static_cast<int>(n));
   p.offload = from_string(in.text("parallel.offload"), Offload::none);
   p.bucket_size = in.number("parallel.bucket_size");
-  const auto bucket = r.settings.find("parallel.bucket_size");
-  const bool bucket_given = bucket != r.settings.end() && bucket->second.origin.what != "default";
-  if (!bucket_given && in.text("training.framework") == "deepspeed") {
+  if (!given(r, "parallel.bucket_size") && in.text("training.framework") == "deepspeed") {
     // DeepSpeed's reduce_bucket_size and allgather_bucket_size default to 5e8 elements
     // (deepspeed/runtime/zero/config.py), in the gradients' dtype.
     const std::string grad = in.has("training.grad_dtype") ? in.text("training.grad_dtype") : "";

@@ -108,7 +108,7 @@ template <typename V>
 void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int layers, Builder<V>& b,
               double& granule_calls) {
   const ParallelSpec& p = in.parallel;
-  const double grad_bytes = set.trainable * dtype_bytes(in.training.grad_dtype);
+  const double grad_bytes = set.trainable * dtype_bytes(in.training.reduce_dtype);
   const double param_bytes_local = set.trainable * param_bytes(in.training);
   const double syncs = grad_syncs(in, d);
   const double m = static_cast<double>(d.grad_accum);

@@ -134,6 +134,10 @@ std::string_view to_string(Framework f) {
   switch (f) {
     case Framework::generic:
       return "generic";
+    case Framework::pytorch:
+      return "pytorch";
+    case Framework::hf:
+      return "hf";
     case Framework::megatron:
       return "megatron";
     case Framework::deepspeed:

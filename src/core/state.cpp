@@ -267,7 +267,14 @@ V checkpoint_size(const PlanInput& in, const Derived& d) {
            (V::term("param_bytes", param_bytes(t), "B (weights)") +
             V::term("master_bytes", master_bytes(t), "B (master)") +
             V::term("optimizer_bytes", optimizer_bytes_per_param(t), "B (optimizer state)"));
-  return V::term("params", d.params, "params") *
+  // PyTorch AMP/FSDP keep the weights in fp32 (the master) and cast 16-bit copies on the
+  // fly, so a checkpoint holds 12 B per trained parameter with AdamW (torchtitan's DCP
+  // checkpoints: model + optimizer state dicts); the others save both copies.
+  const bool cast_copies =
+      (t.framework == Framework::pytorch || t.framework == Framework::hf) && master_bytes(t) > 0;
+  const double saved_weights = cast_copies ? d.params - d.trainable_params : d.params;
+  return V::term("params", saved_weights,
+                 cast_copies ? "frozen params (trained weights are the master)" : "params") *
              V::term("param_bytes", param_bytes(t), "B (weights)") +
          V::term("trainable_params", d.trainable_params, "trainable params") *
              (V::term("master_bytes", master_bytes(t), "B (master)") +

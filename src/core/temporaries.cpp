@@ -35,6 +35,19 @@ void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, P
   const double root = stage_params(in, 0, place.first, place.last).total();
   const V b = V::term("param_bytes", bytes, "B/param");
   if (root > 0) parts.add(b * V::term("root_params", root, "root params"), "gathered root unit");
+  if (place.layers > 0 && in.training.framework == Framework::deepspeed) {
+    // DeepSpeed ZeRO-3 keeps a gathered parameter while it is reused within
+    // stage3_max_reuse_distance and holds up to stage3_max_live_parameters (both 1e9
+    // elements by default, deepspeed/runtime/zero/config.py): at the turn from forward to
+    // backward the last layers stay gathered. Gradients go through one contiguous reduce
+    // bucket (stage3.py: __ipg_bucket_flat_buffer of reduce_bucket_size elements).
+    const double live = std::max(2 * unit, std::min(1e9, place.layers * unit));
+    parts.add(b * V::term("live_params", live, "params (≤ stage3_max_live_parameters)"),
+              "gathered parameters kept for reuse");
+    if (backward)
+      parts.add(V::term("bucket", in.parallel.bucket_size, "B"), "contiguous reduce bucket");
+    return;
+  }
   if (place.layers > 0) {
     parts.add(b * V::term("unit_params", unit, "params per layer") * V::term("units", 2, "layers"),
               "gathered layer + prefetched next");

@@ -98,8 +98,7 @@ std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult&
   if (d.trainable_params != d.params)
     out.emplace_back("trainable", format_count(d.trainable_params));
   out.emplace_back("precision", std::string(to_string(t.precision)));
-  if (t.framework != Framework::generic)
-    out.emplace_back("conventions", std::string(to_string(t.framework)));
+  out.emplace_back("conventions", std::string(to_string(t.framework)));
   out.emplace_back("global batch", fmt::format("{} × {} tokens", d.global_batch, t.seq_len));
   out.emplace_back("grad accum", std::to_string(d.grad_accum));
   return out;

@@ -32,17 +32,18 @@ TEST_CASE("check exits 1 for a plan over capacity and names stage, phase and kno
 }
 
 TEST_CASE("a near miss (fits by less than the headroom) fails with its own message", "[check]") {
-  const auto r = run_cli({"check", k_fsdp});
+  // 80.48 GiB at its peak: over the 80.10 GiB limit of 89 GiB less 10 %, under 89 GiB.
+  const auto r = run_cli({"check", k_fsdp, "--capacity", "89 GiB"});
   CHECK(r.code == 1);
   CHECK(r.out.find("NEAR") != std::string::npos);
   CHECK(r.out.find("fits by only") != std::string::npos);
   CHECK(r.out.find("less than the 10 % headroom") != std::string::npos);
-  const auto relaxed = run_cli({"check", k_fsdp, "--headroom", "1%"});
+  const auto relaxed = run_cli({"check", k_fsdp, "--capacity", "89 GiB", "--headroom", "1%"});
   CHECK(relaxed.code == 0);
 }
 
 TEST_CASE("check --format json reports every plan for CI", "[check][json]") {
-  const auto r = run_cli({"check", k_default, k_fsdp, "--format", "json"});
+  const auto r = run_cli({"check", k_default, k_fsdp, "--capacity", "89 GiB", "--format", "json"});
   CHECK(r.code == 1);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["schema"] == "trainledger.check/1");
@@ -65,11 +66,13 @@ TEST_CASE("check exits 2 on invalid input, with nothing on stdout", "[check][err
 }
 
 TEST_CASE("plan --max prints the largest value that fits and the plan at it", "[check][max]") {
-  const auto r = run_cli({"plan", k_fsdp, "--max", "micro_batch"});
+  const std::string memory = "cluster.gpu_memory=95 GiB";
+  const auto r = run_cli({"plan", k_fsdp, "--max", "micro_batch", "--set", memory});
   CHECK(r.code == 0);
   CHECK(r.out.rfind("largest micro_batch that fits: 1 (peak ", 0) == 0);
   CHECK(r.out.find("micro_batch = 2 needs") != std::string::npos);
-  const auto json = run_cli({"plan", k_fsdp, "--max", "seq_len", "--format", "json"});
+  const auto json =
+      run_cli({"plan", k_fsdp, "--max", "seq_len", "--set", memory, "--format", "json"});
   CHECK(json.code == 0);
   const auto j = nlohmann::json::parse(json.out);
   CHECK(j["search"]["knob"] == "seq_len");
@@ -88,7 +91,7 @@ TEST_CASE("plan lists the biggest levers, each re-planned and still fitting", "[
                    "0.6 %") != std::string::npos);
   // The report prints a lever's peak in the report's units.
   const auto gb = run_cli({"plan", "--units", "gb"});
-  CHECK(gb.out.find("peak 54.69 GB\n") != std::string::npos);
+  CHECK(gb.out.find("peak 59.23 GB\n") != std::string::npos);
   CHECK(gb.out.find(" GiB\n") == std::string::npos);
   const auto j = nlohmann::json::parse(run_cli({"plan", "--format", "json"}).out);
   REQUIRE(j["levers"].size() >= 1);

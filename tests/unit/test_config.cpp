@@ -96,10 +96,21 @@ TEST_CASE("dp and nodes are derived from each other", "[config]") {
   }
 }
 
-TEST_CASE("grad_dtype follows the precision unless given", "[config]") {
+TEST_CASE("grad_dtype follows the framework's conventions unless given", "[config]") {
   CHECK(load_text("[model]\nparams = 1e9\n[training]\nprecision = \"fp32\"\n" + k_cluster)
             .input.training.grad_dtype == DType::fp32);
+  // PyTorch (the default) keeps fp32 gradients under mixed precision, FP8 included.
   CHECK(load_text("[model]\nparams = 1e9\n[training]\nprecision = \"fp8\"\n" + k_cluster)
+            .input.training.grad_dtype == DType::fp32);
+  CHECK(load_text("[model]\nparams = 1e9\n[training]\nprecision = \"bf16\"\n" + k_cluster)
+            .input.training.grad_dtype == DType::fp32);
+  // The source documents' convention: gradients in the weights' dtype, bf16 under FP8.
+  CHECK(load_text("[model]\nparams = 1e9\n[training]\nframework = \"generic\"\n"
+                  "precision = \"fp8\"\n" +
+                  k_cluster)
+            .input.training.grad_dtype == DType::bf16);
+  // Pure 16-bit training (no master weights) keeps 16-bit gradients in every stack.
+  CHECK(load_text("[model]\nparams = 1e9\n[training]\nmaster_weights = false\n" + k_cluster)
             .input.training.grad_dtype == DType::bf16);
   CHECK(load_text("[model]\nparams = 1e9\n[training]\ngrad_dtype = \"fp32\"\n" + k_cluster)
             .input.training.grad_dtype == DType::fp32);

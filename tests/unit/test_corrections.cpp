@@ -45,9 +45,12 @@ TEST_CASE("MoE expert gradients are reduced over the expert-data-parallel group"
   // expert_data_parallel_group, dp × cp / ep ranks. Mixtral 8x7B, tp 2, ep 4, dp 8, DDP:
   // 1.75 × 1.6 GB of dense gradients over 8 ranks + 1.0 × 11.3 GB of expert gradients over
   // 2 ranks = 13.1 GiB per GPU per step (over all 8 ranks it would be 21.0 GiB).
-  const PlanResult p = test::plan_text(k_mixtral);
+  // bf16 gradients (generic conventions); fp32 ones (PyTorch, Megatron) move twice the bytes.
+  const PlanResult p = test::plan_text(k_mixtral, {"training.framework=\"generic\""});
   const LineItem& dp = comm(p, ItemId::comm_dp);
   CHECK(dp.value / k_gib == Approx(13.12).margin(0.01));
+  CHECK(comm(test::plan_text(k_mixtral), ItemId::comm_dp).value / k_gib ==
+        Approx(26.24).margin(0.01));
   REQUIRE(dp.collectives.size() == 2);
   CHECK(dp.collectives[0].group_size == 8);
   CHECK(dp.collectives[1].group_size == 2);  // the expert-data-parallel group

@@ -41,10 +41,10 @@ TEST_CASE("Megatron-LM's fused SwiGLU saves three MLP tensors, not four", "[fram
   CHECK(test::phase_value(eager, "activations", 0, Phase::backward) -
             test::phase_value(fused, "activations", 0, Phase::backward) ==
         1024.0 * 11008 * 2 * 32);
-  // The report says which stack's conventions a plan follows (and nothing for generic).
+  // The report says which stack's conventions a plan follows, the default included.
   const PlanSource source = test::load_text(k_7b_one_gpu).plan_source();
   CHECK(report::render_table(fused, source, {}).find("conventions megatron") != std::string::npos);
-  CHECK(report::render_table(eager, source, {}).find("conventions") == std::string::npos);
+  CHECK(report::render_table(eager, source, {}).find("conventions pytorch") != std::string::npos);
 }
 
 TEST_CASE("DeepSpeed: fp32 gradients under BF16_Optimizer, 5e8-element buckets", "[frameworks]") {
@@ -66,4 +66,59 @@ TEST_CASE("DeepSpeed: fp32 gradients under BF16_Optimizer, 5e8-element buckets",
   CHECK(test::phase_value(z2, "temporaries", 0, Phase::backward) -
             test::phase_value(generic, "temporaries", 0, Phase::backward) ==
         2 * (1e9 - 25.0 * 1024 * 1024));
+}
+
+TEST_CASE("PyTorch (the default): fp32 gradients, fp32 reduction unless reduce_dtype says",
+          "[frameworks]") {
+  // PyTorch AMP and FSDP keep fp32 parameters, so param.grad is fp32; torchtitan reduces in
+  // fp32 (mixed_precision_reduce = "float32"), many FSDP recipes in bf16.
+  const std::string fsdp = k_7b_one_gpu + "[parallel]\nzero = 3\n";
+  const PlanResult p = test::plan_text(fsdp, {"cluster.gpus_per_node=8"});
+  CHECK(p.input.training.framework == Framework::pytorch);
+  CHECK(p.input.training.grad_dtype == DType::fp32);
+  CHECK(p.input.training.reduce_dtype == DType::fp32);
+  CHECK(p.input.provenance.of("training.reduce_dtype") == Source::derived);
+  const PlanResult bf16 =
+      test::plan_text(fsdp, {"cluster.gpus_per_node=8", "training.reduce_dtype=\"bf16\""});
+  // The sharded gradients stay fp32; only the reduce-scatter halves.
+  CHECK(test::item_value(bf16, "grads") == test::item_value(p, "grads"));
+  const auto reduce_scatter = [](const PlanResult& r) {
+    for (const Collective& c : find_item(r.communication, ItemId::comm_dp)->collectives)
+      if (c.collective == "reduce-scatter") return c.message_bytes * c.calls_per_step;
+    return 0.0;
+  };
+  CHECK(reduce_scatter(p) == Approx(2 * reduce_scatter(bf16)));
+  // Checkpoints: the fp32 weights are the master copy, 12 B per parameter with AdamW.
+  CHECK(value_of(p.reliability, ItemId::checkpoint_size) == 12 * p.derived.params);
+}
+
+TEST_CASE("Hugging Face Trainer: eager RMSNorm keeps fp32 copies", "[frameworks]") {
+  const PlanResult torch = test::plan_text(k_7b_one_gpu);
+  const PlanResult hf = test::plan_text(k_7b_one_gpu, {"training.framework=\"hf\""});
+  CHECK(hf.input.training.eager_norm);
+  CHECK(hf.input.provenance.of("training.norm_impl") == Source::derived);
+  CHECK(test::phase_value(hf, "activations", 0, Phase::backward) >
+        test::phase_value(torch, "activations", 0, Phase::backward));
+  // A plan that names the norm keeps it.
+  const PlanResult fused =
+      test::plan_text(k_7b_one_gpu, {"training.framework=\"hf\"", "training.norm_impl=\"fused\""});
+  CHECK_FALSE(fused.input.training.eager_norm);
+}
+
+TEST_CASE("DeepSpeed ZeRO-3 keeps up to 1e9 gathered parameters and one reduce bucket",
+          "[frameworks]") {
+  // deepspeed/runtime/zero/config.py: stage3_max_live_parameters = stage3_max_reuse_distance =
+  // 1e9; stage3.py allocates a contiguous reduce bucket of reduce_bucket_size elements.
+  const std::string z3 = k_7b_one_gpu + "[parallel]\nzero = 3\n";
+  const PlanResult ds = test::plan_text(
+      z3, {"cluster.gpus_per_node=8", "training.framework=\"deepspeed\"", "training.seq_len=512"});
+  const PlanResult fsdp = test::plan_text(z3, {"cluster.gpus_per_node=8", "training.seq_len=512"});
+  // Llama 2 7B: 32 layers of 202 M parameters; 1e9 elements of bf16 live against FSDP's two
+  // layers, plus a 1 GB bucket against one layer's fp32 gradients.
+  const double layer = 202383360;
+  const double fsdp_gathers = 2 * 2 * layer + 4 * layer;
+  const double ds_gathers = 2 * 1e9 + 2 * 5e8;
+  const double diff = test::phase_value(ds, "temporaries", 0, Phase::backward) -
+                      test::phase_value(fsdp, "temporaries", 0, Phase::backward);
+  CHECK(diff == Approx(ds_gathers - fsdp_gathers).epsilon(1e-6));
 }

@@ -13,9 +13,9 @@ namespace {
 
 std::string count_only(double n, const std::string& training, const std::string& parallel,
                        int gpus) {
-  return "[model]\nparams = " + std::to_string(n) + "\n[training]\n" + training + "\n[parallel]\n" +
-         parallel + "\n[cluster]\ngpu_memory = \"1 TB\"\ngpus_per_node = " + std::to_string(gpus) +
-         "\n";
+  return "[model]\nparams = " + std::to_string(n) + "\n[training]\nframework = \"generic\"\n" +
+         training + "\n[parallel]\n" + parallel +
+         "\n[cluster]\ngpu_memory = \"1 TB\"\ngpus_per_node = " + std::to_string(gpus) + "\n";
 }
 
 double total(const PlanResult& p, int stage = 0) { return test::state_bytes(p, stage); }
@@ -200,8 +200,8 @@ TEST_CASE("LoRA on Llama-2-7B, r = 8 on q and v: 4,194,304 adapters (0.062 %)",
           "[state][golden][lora]") {
   const PlanResult p = plan_text(
       "[model]\npreset = \"llama-2-7b\"\n[training]\nfinetune = \"lora\"\nlora_rank = 8\n"
-      "lora_targets = [\"q_proj\", \"v_proj\"]\n[cluster]\ngpu = \"a100-sxm4-80gb\"\n"
-      "gpus_per_node = 1\n");
+      "lora_targets = [\"q_proj\", \"v_proj\"]\nframework = \"generic\"\n[cluster]\n"
+      "gpu = \"a100-sxm4-80gb\"\ngpus_per_node = 1\n");
   CHECK(p.derived.trainable_params == 4194304);
   CHECK(p.derived.trainable_params / p.derived.params * 100 == Approx(0.0622).margin(0.0005));
   CHECK(item_value(p, "grads") == 2 * 4194304);

@@ -43,7 +43,10 @@ TEST_CASE("collective volumes per GPU", "[time][collectives]") {
 }
 
 TEST_CASE("errata 1: ZeRO-2 moves as much data-parallel traffic as DDP", "[time][errata]") {
-  const std::string plan = "[model]\nparams = 7e9\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  // The seed's convention: gradients in the weights' dtype (16-bit).
+  const std::string plan =
+      "[model]\nparams = 7e9\n[training]\nframework = \"generic\"\n[cluster]\n"
+      "gpu = \"h100-sxm5-80gb\"\n";
   const PlanResult ddp = test::plan_text(plan, {"parallel.zero=0"});
   const PlanResult z2 = test::plan_text(plan, {"parallel.zero=2"});
   CHECK(item(z2.communication, "comm.dp").value == item(ddp.communication, "comm.dp").value);
@@ -130,8 +133,12 @@ TEST_CASE("a gathered checkpoint writes through one rank", "[time][reliability]"
       k_70b, {"checkpoint.storage_bandwidth=100 GB/s", "checkpoint.format=\"gathered\""});
   CHECK(item(gathered.reliability, "checkpoint.write_time").value >
         item(sharded.reliability, "checkpoint.write_time").value);
-  CHECK(item(sharded.reliability, "checkpoint.size").value ==
-        Approx(70553706496.0 * (2 + 4 + 8)));  // weights, master, Adam m and v: no gradients
+  // PyTorch (the default): fp32 weights (the master) and Adam m and v, 12 B per parameter
+  // (torchtitan's DCP checkpoints); no gradients.
+  CHECK(item(sharded.reliability, "checkpoint.size").value == Approx(70553706496.0 * (4 + 8)));
+  // Stacks that keep 16-bit weights beside the master save both: 14 B per parameter.
+  const PlanResult megatron = test::plan_text(k_70b, {"training.framework=\"megatron\""});
+  CHECK(item(megatron.reliability, "checkpoint.size").value == Approx(70553706496.0 * (2 + 4 + 8)));
 }
 
 TEST_CASE("without a GPU's peak FLOP/s the step is not computed, and the report says so",
