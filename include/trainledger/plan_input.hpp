@@ -60,6 +60,9 @@ struct TrainingSpec {
   // A fused SwiGLU saves its input only (Megatron-LM's bias_swiglu_impl), not the activation's
   // output as well (PyTorch eager).
   bool fused_swiglu = false;
+  // torch.compile: Inductor fuses element-wise chains into one kernel each and its min-cut
+  // partitioner recomputes cheap pointwise results in backward instead of saving them.
+  bool compile = false;
   double lora_dropout = 0;
   int data_workers = 0;           // data-loader worker processes per GPU rank
   double data_worker_memory = 0;  // host bytes per worker

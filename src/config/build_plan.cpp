@@ -95,7 +95,8 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   }
   // Megatron-LM fuses SwiGLU (--bias-swiglu-fusion, on by default): it saves the gate and up
   // projections' outputs, not the activation's output too.
-  t.fused_swiglu = t.framework == Framework::megatron;
+  t.compile = in.boolean("training.compile");
+  t.fused_swiglu = t.framework == Framework::megatron || t.compile;
   t.optimizer = from_string(in.text("training.optimizer"), Optimizer::adamw);
   t.optimizer_dtype = from_string(in.text("training.optimizer_dtype"), DType::fp32);
   t.recompute = from_string(in.text("training.recompute"), Recompute::none);
@@ -114,7 +115,7 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   } else {
     // Hugging Face's LlamaRMSNorm (and its copies in other model files) upcasts to fp32 in
     // eager PyTorch (transformers/models/llama/modeling_llama.py).
-    t.eager_norm = t.framework == Framework::hf;
+    t.eager_norm = t.framework == Framework::hf && !in.boolean("training.compile");
     if (t.eager_norm) record_text(r, "training.norm_impl", "eager");
   }
   t.lora_dropout = in.number("training.lora_dropout");

@@ -55,6 +55,7 @@ std::vector<KeySpec> build_table() {
     {"training", "attention", T::choice, "\"flash\"", "flash (no s² tensors) or eager (materialized scores)", Q::count, {"flash", "eager"}},
     {"training", "dropout", T::number, "0.0", "dropout probability (masks stored when > 0)", Q::count, {}, 0, 0.99},
     {"training", "norm_impl", T::choice, "\"fused\"", "norms: fused (saves the 16-bit input) or eager (PyTorch code upcasting to fp32, as Hugging Face's LlamaRMSNorm); default: eager under framework hf, else fused", Q::count, {"fused", "eager"}},
+    {"training", "compile", T::boolean, "false", "torch.compile: fused element-wise kernels (half the element-wise traffic) and pointwise results recomputed, not saved (the SwiGLU output, fp32 norm copies)"},
     {"training", "loss", T::choice, "\"standard\"", "standard (cross-entropy on an fp32 copy of the logits) or chunked (fused linear + cross-entropy)", Q::count, {"standard", "chunked"}},
     {"training", "finetune", T::choice, "\"full\"", "full, lora or qlora", Q::count, {"full", "lora", "qlora"}},
     {"training", "lora_rank", T::integer, "8", "LoRA rank r", Q::count, {}, 1, 65536},

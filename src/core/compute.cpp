@@ -15,6 +15,7 @@ struct LayerFlops {
   double matmul = 0;         // forward FLOPs of the layer's matmuls on one GPU
   double attention = 0;      // QKᵀ and AV
   double op_recomputed = 0;  // matmuls the op policy recomputes (k, o, and up or fc2)
+  double fp8_casts = 0;      // bytes the FP8 recipe's scaling and casts move, forward + backward
 };
 
 LayerFlops layer_flops(const PlanInput& in) {
@@ -38,6 +39,20 @@ LayerFlops layer_flops(const PlanInput& in) {
   f.attention = 2 * 2 * T * s_keys * q / t;
   const double f_width = is_moe(m) ? m.expert_ffn * m.experts_per_token : m.ffn;
   f.op_recomputed = 2 * T * (h * kv + q * h + h * f_width) / t;
+  if (in.training.precision == DType::fp8) {
+    // Dynamic scaling casts every GEMM operand: its amax (read 2 B), the cast (read 2 B, write
+    // 1 B) and the transposed copy the backward GEMMs need (read 1 B, write 1 B), 7 B per
+    // element: the inputs of q/k/v, o, the MLP's first and second matmuls in forward, their
+    // output gradients in backward, and the weights once per micro-batch (torchao
+    // float8/float8_scaling_utils.py; Transformer Engine's cast_transpose kernels).
+    const double mlp_width = is_moe(m) ? m.expert_ffn * (m.experts_per_token + m.shared_experts)
+                                       : static_cast<double>(m.ffn);
+    const double inputs = T * (h + q + h + mlp_width);
+    const double out_grads = T * (q + 2 * kv + h + (mats - 1) * mlp_width + h);
+    const double weights =
+        attn + (is_moe(m) ? mats * h * m.expert_ffn * m.experts : mats * h * m.ffn);
+    f.fp8_casts = 7.0 * (inputs + out_grads + weights) / t;
+  }
   return f;
 }
 
@@ -97,7 +112,11 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   // streams its logits about 22 B per token per vocabulary entry (forward and backward).
   const double none_bytes = layer_bytes(in, Recompute::none);
   const double loss = last ? 22.0 * T * static_cast<double>(m.vocab) / in.parallel.tp : 0;
-  s.elementwise_bytes = layers * 6.0 * none_bytes + loss;
+  // torch.compile fuses each chain of element-wise ops into one kernel that reads its inputs
+  // and writes its outputs once: assumed to halve the traffic (measured on torchtitan Llama
+  // 3.1 8B: +16 % throughput; the cases are in docs/accuracy.md, not used to set it).
+  const double passes = in.training.compile ? 3.0 : 6.0;
+  s.elementwise_bytes = layers * (passes * none_bytes + lf.fp8_casts) + loss;
   const int ckpt = in.training.recompute == Recompute::none
                        ? 0
                        : static_cast<int>(in.training.recompute_layers * layers + 0.5);

@@ -98,6 +98,7 @@ json training_json(const TrainingSpec& t) {
   j["master_weights"] = t.master_weights;
   j["grad_dtype"] = std::string(to_string(t.grad_dtype));
   j["reduce_dtype"] = std::string(to_string(t.reduce_dtype));
+  j["compile"] = t.compile;
   j["optimizer"] = std::string(to_string(t.optimizer));
   j["optimizer_dtype"] = std::string(to_string(t.optimizer_dtype));
   j["recompute"] = std::string(to_string(t.recompute));
