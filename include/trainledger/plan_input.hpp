@@ -84,6 +84,9 @@ struct ParallelSpec {
   Offload offload = Offload::none;
   double bucket_size = 25.0 * 1024 * 1024;  // DDP / ZeRO-1/2 gradient bucket, bytes
   bool gradient_as_bucket_view = false;     // PyTorch DDP: grads live in the buckets
+  // FSDP2 fully_shard(reshard_after_forward): false keeps every unit gathered from its forward
+  // to its backward (no second all-gather; torchtitan's default under pipeline parallelism).
+  bool reshard_after_forward = true;
   // Rank order, innermost first: a group whose ranks span more than a node uses the
   // inter-node link.
   std::vector<std::string> placement = {"tp", "cp", "dp", "pp"};

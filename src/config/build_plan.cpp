@@ -157,6 +157,7 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
            fmt::format("\"{:.0f} MB\"", p.bucket_size / 1e6));
   }
   p.gradient_as_bucket_view = in.boolean("parallel.gradient_as_bucket_view");
+  p.reshard_after_forward = in.boolean("parallel.reshard_after_forward");
   p.placement = in.get<std::vector<std::string>>("parallel.placement");
   p.overlap_dp = in.boolean("parallel.overlap_dp");
   p.overlap_tp = in.boolean("parallel.overlap_tp");

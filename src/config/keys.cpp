@@ -81,6 +81,7 @@ std::vector<KeySpec> build_table() {
     {"parallel", "stage_layers", T::int_list, "[]", "uneven split: layers per stage", Q::count, {}, 1, 100000},
     {"parallel", "offload", T::choice, "\"none\"", "ZeRO-Offload to host memory", Q::count, {"none", "optimizer", "optimizer+params"}},
     {"parallel", "bucket_size", T::quantity, "\"25 MiB\"", "DDP / ZeRO-1/2 gradient bucket (PyTorch DDP: 25 MiB; DeepSpeed: reduce_bucket_size)", Q::bytes, {}, 0, 1e15, true},
+    {"parallel", "reshard_after_forward", T::boolean, "true", "ZeRO-3/FSDP: free gathered parameters after each unit's forward (true) or keep them to its backward (false: no backward all-gather, the stage's 16-bit weights stay gathered)"},
     {"parallel", "gradient_as_bucket_view", T::boolean, "false", "PyTorch DDP: gradients are views into the buckets (else a second copy)"},
     {"parallel", "placement", T::choice_list, "[\"tp\", \"cp\", \"dp\", \"pp\"]", "rank order, innermost first (ep lives inside dp)", Q::count, {"tp", "cp", "dp", "pp"}},
     {"parallel", "overlap_dp", T::boolean, "true", "DP/ZeRO traffic overlaps compute (all but the last bucket and the first gather)"},

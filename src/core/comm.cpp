@@ -135,8 +135,9 @@ void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int lay
     granule_calls = m * units;
     b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
           Text(ex, "parameters of one unit (forward)"));
-    b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
-          Text(ex, "parameters of one unit (backward)"));
+    if (p.reshard_after_forward)
+      b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
+            Text(ex, "parameters of one unit (backward)"));
     b.add(CollKind::reduce_scatter, shard_group, grad_bytes / units, syncs * units,
           Text(ex, "gradients of one unit"));
   }

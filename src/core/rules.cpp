@@ -156,6 +156,14 @@ void check_experts(Violations& in, const PlanInput& p) {
              fmt::format("parallel.ep ({}) must divide dp × cp = {}", par.ep, par.dp * par.cp));
 }
 
+void check_sharding(Violations& in, const PlanInput& p) {
+  if (!p.parallel.reshard_after_forward && p.parallel.zero < 3)
+    in.error("parallel.reshard_after_forward",
+             fmt::format("parallel.reshard_after_forward = false applies to ZeRO-3/FSDP; "
+                         "parallel.zero is {}",
+                         p.parallel.zero));
+}
+
 void check_training(Violations& in, const PlanInput& p) {
   const TrainingSpec& t = p.training;
   const ModelSpec& m = p.model;
@@ -230,6 +238,7 @@ std::vector<RuleViolation> check_rules(const PlanInput& in, bool world_known) {
   check_experts(v, in);
   check_placement(v, in);
   check_training(v, in);
+  check_sharding(v, in);
   return out;
 }
 

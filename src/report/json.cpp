@@ -140,6 +140,7 @@ json parallel_json(const ParallelSpec& p) {
   j["offload"] = std::string(to_string(p.offload));
   j["bucket_size"] = number(p.bucket_size, Unit::bytes);
   j["gradient_as_bucket_view"] = p.gradient_as_bucket_view;
+  j["reshard_after_forward"] = p.reshard_after_forward;
   j["placement"] = p.placement;
   j["overlap_dp"] = p.overlap_dp;
   j["overlap_tp"] = p.overlap_tp;

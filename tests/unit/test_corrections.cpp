@@ -230,3 +230,54 @@ TEST_CASE("torch.compile fuses element-wise kernels and recomputes the SwiGLU ou
   CHECK(value_of(compiled.time, ItemId::throughput_tokens_per_s_per_gpu) >
         value_of(eager.time, ItemId::throughput_tokens_per_s_per_gpu));
 }
+
+TEST_CASE("FSDP2 reshard_after_forward = false: one all-gather per unit, the stage stays gathered",
+          "[corrections][comm]") {
+  const PlanResult reshard = test::plan_text(k_8b_fsdp);
+  const PlanResult keep = test::plan_text(k_8b_fsdp, {"parallel.reshard_after_forward=false"});
+  const LineItem& a = comm(reshard, ItemId::comm_dp);
+  const LineItem& b = comm(keep, ItemId::comm_dp);
+  CHECK(calls_of(b, "all-gather") * 2 == calls_of(a, "all-gather"));
+  CHECK(calls_of(b, "reduce-scatter") == calls_of(a, "reduce-scatter"));
+  // 32 gathered bf16 layers of 218,112,000 parameters instead of two.
+  CHECK(test::phase_value(keep, "temporaries", 0, Phase::forward) -
+            test::phase_value(reshard, "temporaries", 0, Phase::forward) ==
+        Approx(30 * 2 * 218112000.0));
+  // Only meaningful with ZeRO-3.
+  CHECK_THROWS(
+      test::plan_text(k_8b_fsdp, {"parallel.zero=1", "parallel.reshard_after_forward=false"}));
+}
+
+TEST_CASE("Llama 3 405B's 8,192-GPU layout fits in 80 GB once gradients are sharded",
+          "[corrections][memory]") {
+  // Dubey et al. 2024 (The Llama 3 Herd of Models) §3.3.2: tp 8, pp 16, dp 64 on H100 80GB,
+  // seq 8192, 16 M tokens per step, first and last stages one layer short; FSDP shards
+  // optimizer state and gradients and does not reshard after forward. With ZeRO-1 (fp32
+  // gradients held whole) the planner said 99 GiB; sharded gradients and fused kernels fit.
+  const std::string plan = R"(
+[model]
+preset = "llama-3.1-405b"
+[training]
+seq_len = 8192
+micro_batch = 1
+global_batch = 2048
+framework = "megatron"
+[parallel]
+tp = 8
+pp = 16
+dp = 64
+sequence_parallel = true
+zero = 3
+reshard_after_forward = false
+stage_layers = [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 1024
+)";
+  const PlanResult p = test::plan_text(plan);
+  CHECK(p.verdict.fits);
+  CHECK(p.verdict.worst_stage == 1);  // 15 micro-batches of 8 layers in flight
+  const PlanResult z1 =
+      test::plan_text(plan, {"parallel.zero=1", "parallel.reshard_after_forward=true"});
+  CHECK_FALSE(z1.verdict.fits);
+}

@@ -48,6 +48,13 @@ std::vector<std::string> random_sets(std::mt19937& rng) {
   const int zero = pick(rng, std::vector<int>{0, 1, 2, 3});
   s.push_back("parallel.zero=" + std::to_string(zero));
   if (zero == 3 && dp * cp >= 4 && rng() % 3 == 0) s.push_back("parallel.zero_shard_size=2");
+  if (zero == 3 && rng() % 3 == 0) s.push_back("parallel.reshard_after_forward=false");
+  s.push_back(
+      "training.framework=\"" +
+      pick(rng, std::vector<std::string>{"pytorch", "hf", "megatron", "deepspeed", "generic"}) +
+      "\"");
+  if (rng() % 3 == 0) s.push_back("training.compile=true");
+  if (rng() % 4 == 0) s.push_back("training.reduce_dtype=\"bf16\"");
   s.push_back("parallel.sequence_parallel=" + std::string(tp > 1 && rng() % 2 ? "true" : "false"));
   const std::string sched =
       pick(rng, std::vector<std::string>{"1f1b", "gpipe", "interleaved", "zb-h1"});
