@@ -116,7 +116,10 @@ struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 8;
   double intra_node_bandwidth = 0;  // bytes/s, achievable busbw per GPU
-  double intra_node_latency = 0;    // s
+  // busbw of all-gather, reduce-scatter and all-to-all inside a node where it differs from
+  // all-reduce's (NVLink SHARP accelerates all-reduce on Hopper); 0: intra_node_bandwidth.
+  double intra_node_gather_bandwidth = 0;
+  double intra_node_latency = 0;  // s
   double inter_node_bandwidth = 0;
   double inter_node_latency = 0;
   // Fixed overheads per GPU (kind "assumed" until calibration measures them).

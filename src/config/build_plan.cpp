@@ -214,6 +214,7 @@ void derive_world(Resolution& r, const Reader& in, PlanInput& out) {
 
 ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.intra_node_bandwidth = in.number("cluster.intra_node_bandwidth", 0);
+  c.intra_node_gather_bandwidth = in.number("cluster.intra_node_gather_bandwidth", 0);
   c.intra_node_latency = in.number("cluster.intra_node_latency");
   c.inter_node_bandwidth = in.number("cluster.inter_node_bandwidth", 0);
   c.inter_node_latency = in.number("cluster.inter_node_latency");

@@ -97,6 +97,7 @@ std::vector<KeySpec> build_table() {
     {"cluster", "nodes", T::integer, "", "nodes; default: enough for tp × pp × cp × dp, else 1", Q::count, {}, 1, 1000000},
     {"cluster", "gpus_per_node", T::integer, "8", "GPUs per node", Q::count, {}, 1, 1024},
     {"cluster", "intra_node_bandwidth", T::quantity, "", "achievable busbw per GPU inside a node (nccl-tests convention)", Q::bandwidth, {}, 0, 0, true},
+    {"cluster", "intra_node_gather_bandwidth", T::quantity, "", "achievable busbw of all-gather, reduce-scatter and all-to-all inside a node, where it differs from all-reduce's (NVLink SHARP speeds up all-reduce only); default: intra_node_bandwidth", Q::bandwidth, {}, 0, 0, true},
     {"cluster", "intra_node_latency", T::quantity, "\"8 us\"", "per-step latency inside a node", Q::duration},
     {"cluster", "inter_node_bandwidth", T::quantity, "", "achievable busbw per GPU across nodes (its NIC)", Q::bandwidth, {}, 0, 0, true},
     {"cluster", "inter_node_latency", T::quantity, "\"20 us\"", "per-step latency across nodes", Q::duration},

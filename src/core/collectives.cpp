@@ -64,6 +64,11 @@ Group group_of(const PlanInput& in, std::string_view dim, int size) {
   g.link.inter_node = span > in.cluster.gpus_per_node;
   g.link.bandwidth =
       g.link.inter_node ? in.cluster.inter_node_bandwidth : in.cluster.intra_node_bandwidth;
+  g.link.gather_bandwidth = g.link.bandwidth;
+  if (!g.link.inter_node && in.cluster.intra_node_gather_bandwidth > 0) {
+    g.link.gather_bandwidth = in.cluster.intra_node_gather_bandwidth;
+    g.link.gather_given = true;
+  }
   g.link.latency =
       g.link.inter_node ? in.cluster.inter_node_latency : in.cluster.intra_node_latency;
   return g;

@@ -12,10 +12,20 @@ namespace trainledger {
 // The link a process group uses, by where its ranks are.
 struct Link {
   bool inter_node = false;
-  double bandwidth = 0;  // achievable busbw per GPU, bytes/s
-  double latency = 0;    // s per step
+  double bandwidth = 0;         // achievable busbw per GPU, bytes/s
+  double gather_bandwidth = 0;  // the same for all-gather, reduce-scatter, all-to-all, send/recv
+  bool gather_given = false;    // gather_bandwidth has its own key
+  double latency = 0;           // s per step
   std::string_view bandwidth_key() const {
     return inter_node ? "cluster.inter_node_bandwidth" : "cluster.intra_node_bandwidth";
+  }
+  double bandwidth_of(CollKind k) const {
+    return k == CollKind::all_reduce || k == CollKind::tree_all_reduce ? bandwidth
+                                                                       : gather_bandwidth;
+  }
+  std::string_view bandwidth_key(CollKind k) const {
+    const bool reduce = k == CollKind::all_reduce || k == CollKind::tree_all_reduce;
+    return !reduce && gather_given ? "cluster.intra_node_gather_bandwidth" : bandwidth_key();
   }
   std::string_view latency_key() const {
     return inter_node ? "cluster.inter_node_latency" : "cluster.intra_node_latency";
@@ -66,7 +76,7 @@ V calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_b
   const V latency = input<V>(in, g.link.latency_key(), "latency", g.link.latency, "s") *
                     V::term("steps", call_steps(k, g.size), "steps");
   const V transfer = call_volume(k, g.size, message_bytes) /
-                     input<V>(in, g.link.bandwidth_key(), "busbw", g.link.bandwidth, "B/s");
+                     input<V>(in, g.link.bandwidth_key(k), "busbw", g.link.bandwidth_of(k), "B/s");
   return calls * (latency + transfer);
 }
 

@@ -164,6 +164,8 @@ json cluster_json(const ClusterSpec& c) {
   j["nodes"] = c.nodes;
   j["gpus_per_node"] = c.gpus_per_node;
   if (c.intra_node_bandwidth > 0) j["intra_node_bandwidth"] = c.intra_node_bandwidth;
+  if (c.intra_node_gather_bandwidth > 0)
+    j["intra_node_gather_bandwidth"] = c.intra_node_gather_bandwidth;
   j["intra_node_latency"] = c.intra_node_latency;
   if (c.inter_node_bandwidth > 0) j["inter_node_bandwidth"] = c.inter_node_bandwidth;
   j["inter_node_latency"] = c.inter_node_latency;

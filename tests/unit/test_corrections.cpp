@@ -281,3 +281,28 @@ nodes = 1024
       test::plan_text(plan, {"parallel.zero=1", "parallel.reshard_after_forward=true"});
   CHECK_FALSE(z1.verdict.fits);
 }
+
+TEST_CASE("all-gather and reduce-scatter get their own busbw where NVLS speeds up all-reduce",
+          "[corrections][comm]") {
+  // H100: ~480 GB/s all-reduce busbw with NVLink SHARP, ~370 GB/s for the collectives it does
+  // not accelerate (NVIDIA/nccl-tests#212).
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[parallel]\ntp = 8\n[cluster]\n"
+      "gpu = \"h100-sxm5-80gb\"\nintra_node_latency = \"0 s\"\n";
+  const PlanResult plain = test::plan_text(plan);
+  const LineItem& ar = comm(plain, ItemId::comm_tp);
+  CHECK(calls_of(ar, "all-reduce") > 0);
+  REQUIRE(ar.time_s);
+  CHECK(*ar.time_s == Approx(ar.value / 480e9));
+  const PlanResult sp = test::plan_text(plan, {"parallel.sequence_parallel=true"});
+  const LineItem& ag = comm(sp, ItemId::comm_tp);
+  CHECK(calls_of(ag, "all-reduce") == 0);
+  REQUIRE(ag.time_s);
+  CHECK(*ag.time_s == Approx(ag.value / 370e9));
+  CHECK(sp.input.provenance.of("cluster.intra_node_gather_bandwidth") == Source::preset);
+  // Without the key every collective uses intra_node_bandwidth.
+  const PlanResult a100 =
+      test::plan_text(plan, {"cluster.gpu=\"a100-sxm4-80gb\"", "parallel.sequence_parallel=true"});
+  const LineItem& a = comm(a100, ItemId::comm_tp);
+  CHECK(*a.time_s == Approx(a.value / a100.input.cluster.intra_node_bandwidth));
+}
