@@ -139,6 +139,7 @@ struct CheckpointSpec {
   double storage_bandwidth = 0;  // bytes/s, aggregate
   double restart_time = 0;       // s
   double gpu_failure_rate = 0;   // failures per GPU-hour
+  double node_failure_rate = 0;  // failures per node-hour (host, network, storage), if apart
   CheckpointFormat format = CheckpointFormat::sharded;
   double interval = 0;  // s between checkpoints as planned; 0: not given
 };

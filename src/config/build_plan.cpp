@@ -235,6 +235,7 @@ CheckpointSpec build_checkpoint(const Reader& in) {
   c.storage_bandwidth = in.number("checkpoint.storage_bandwidth");
   c.restart_time = in.number("checkpoint.restart_time");
   c.gpu_failure_rate = in.number("checkpoint.gpu_failure_rate");
+  c.node_failure_rate = in.number("checkpoint.node_failure_rate");
   c.format = from_string(in.text("checkpoint.format"), CheckpointFormat::sharded);
   c.interval = in.number("checkpoint.interval", 0);
   return c;

@@ -114,6 +114,7 @@ std::vector<KeySpec> build_table() {
     {"checkpoint", "storage_bandwidth", T::quantity, "\"2 GB/s\"", "aggregate checkpoint write bandwidth", Q::bandwidth, {}, 0, 0, true},
     {"checkpoint", "restart_time", T::quantity, "\"5 min\"", "time to restart after a failure", Q::duration},
     {"checkpoint", "gpu_failure_rate", T::quantity, "\"1.97e-5 /h\"", "interruptions per GPU per hour, all causes (GPU, host, network, storage); default: Llama 3's fleet, 419 unexpected interruptions in 54 days on 16,384 GPUs (Dubey et al. 2024, §3.3.4)", Q::rate},
+    {"checkpoint", "node_failure_rate", T::quantity, "\"0 /h\"", "interruptions per node per hour from host, network and storage, when gpu_failure_rate counts GPU faults only (the cluster's rate is gpus × gpu_failure_rate + nodes × node_failure_rate)", Q::rate},
     {"checkpoint", "interval", T::quantity, "", "time between checkpoints as planned (the report also gives the optimum)", Q::duration, {}, 0, 0, true},
     {"checkpoint", "format", T::choice, "\"sharded\"", "sharded (every rank writes its part) or gathered (one rank collects the full state)", Q::count, {"sharded", "gathered"}},
   };

@@ -38,10 +38,15 @@ Items<V> reliability_items(const PlanInput& in, const Derived& d, const Items<V>
   const V delta = V::term("checkpoint_bytes", size.value(), "B") / bandwidth;
   out.push_back(make(ItemId::checkpoint_write_time, "checkpoint write time (δ)", Unit::seconds,
                      delta, "checkpoint size / write bandwidth"));
-  const V mtbf = V::term("seconds_per_hour", 3600, "s/h") /
-                 (V::term("gpus", d.world_size, "GPUs") *
-                  input<V>(in, "checkpoint.gpu_failure_rate", "failure_rate", c.gpu_failure_rate,
-                           "failures per GPU-hour"));
+  V rate = V::term("gpus", d.world_size, "GPUs") * input<V>(in, "checkpoint.gpu_failure_rate",
+                                                            "failure_rate", c.gpu_failure_rate,
+                                                            "failures per GPU-hour");
+  // Components that fail per node (host, NIC, switch port, storage client), when given apart.
+  if (c.node_failure_rate > 0)
+    rate = rate + V::term("nodes", in.cluster.nodes, "nodes") *
+                      input<V>(in, "checkpoint.node_failure_rate", "node_failure_rate",
+                               c.node_failure_rate, "failures per node-hour");
+  const V mtbf = V::term("seconds_per_hour", 3600, "s/h") / rate;
   out.push_back(make(ItemId::mtbf, "cluster mean time between failures (M)", Unit::seconds, mtbf,
                      k_src_mtbf, Kind::assumed));
   const double dv = delta.value(), mv = mtbf.value();

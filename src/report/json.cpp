@@ -185,6 +185,7 @@ json checkpoint_json(const CheckpointSpec& c) {
   json j = {{"storage_bandwidth", c.storage_bandwidth},
             {"restart_time", c.restart_time},
             {"gpu_failure_rate", c.gpu_failure_rate},
+            {"node_failure_rate", c.node_failure_rate},
             {"format", std::string(to_string(c.format))}};
   if (c.interval > 0) j["interval"] = c.interval;
   return j;

@@ -306,3 +306,14 @@ TEST_CASE("all-gather and reduce-scatter get their own busbw where NVLS speeds u
   const LineItem& a = comm(a100, ItemId::comm_tp);
   CHECK(*a.time_s == Approx(a.value / a100.input.cluster.intra_node_bandwidth));
 }
+
+TEST_CASE("failure rates split by component: per GPU and per node", "[corrections][reliability]") {
+  // 1,024 nodes of 8 GPUs: M = 1 / (8,192 × 1e-5 + 1,024 × 4e-5) h = 1 / 0.12288 h.
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\nnodes = 1024\n"
+      "[checkpoint]\ngpu_failure_rate = \"1e-5 /h\"\nnode_failure_rate = \"4e-5 /h\"\n";
+  const PlanResult p = test::plan_text(plan);
+  CHECK(value_of(p.reliability, ItemId::mtbf) == Approx(3600 / (8192 * 1e-5 + 1024 * 4e-5)));
+  const PlanResult gpu_only = test::plan_text(plan, {"checkpoint.node_failure_rate=0 /h"});
+  CHECK(value_of(gpu_only.reliability, ItemId::mtbf) == Approx(3600 / (8192 * 1e-5)));
+}
