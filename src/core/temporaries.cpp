@@ -81,6 +81,16 @@ void loss_parts(const PlanInput& in, bool backward, Parts<V>& parts) {
               "one chunk of logits");
     return;
   }
+  if (in.training.framework == Framework::megatron) {
+    // Megatron-LM's vocab-parallel cross-entropy works in place on its fp32 copy of the logits
+    // (the saved softmax becomes the gradient: tensor_parallel/cross_entropy.py); besides
+    // it only the 16-bit logits (forward) or their 16-bit gradient (backward) exist:
+    // 6 B per logit at the peak, not 12.
+    parts.add(
+        V::term("bytes", 2, "B (16-bit)") * tokens * vocab,
+        backward ? "the logits' gradient for the output layer" : "logits before the fp32 copy");
+    return;
+  }
   if (backward) {
     parts.add(V::term("bytes", 8, "B (fp32)") * tokens * vocab,
               "gradients of the log-probabilities and of the logits");

@@ -122,3 +122,19 @@ TEST_CASE("DeepSpeed ZeRO-3 keeps up to 1e9 gathered parameters and one reduce b
                       test::phase_value(fsdp, "temporaries", 0, Phase::backward);
   CHECK(diff == Approx(ds_gathers - fsdp_gathers).epsilon(1e-6));
 }
+
+TEST_CASE("Megatron-LM's vocab-parallel cross-entropy works in place: 6 B per logit",
+          "[frameworks]") {
+  // megatron/core/tensor_parallel/cross_entropy.py: the fp32 softmax it saves becomes the
+  // gradient in place; with the 16-bit logits that is 6 B per logit, not 12.
+  const std::string tp2 = k_7b_one_gpu + "[parallel]\ntp = 2\n";
+  const PlanResult m =
+      test::plan_text(tp2, {"training.framework=\"megatron\"", "cluster.gpus_per_node=2"});
+  const double logits = 1024.0 * 32000 / 2;  // tokens × vocab / tp
+  CHECK(test::phase_value(m, "logits", 0, Phase::backward) == 4 * logits);
+  const PlanResult p = test::plan_text(tp2, {"cluster.gpus_per_node=2"});
+  // The loss's transient parts: 2 B (Megatron) against 8 B (PyTorch cross_entropy).
+  CHECK(test::phase_value(p, "temporaries", 0, Phase::backward) -
+            test::phase_value(m, "temporaries", 0, Phase::backward) ==
+        Approx(6 * logits));
+}
