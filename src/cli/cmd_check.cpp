@@ -1,11 +1,13 @@
 // `trainledger check PLAN...`: the CI gate. Exit 0 when every plan fits with the headroom,
 // 1 when one does not (or fits by less than the headroom), 2 on invalid input.
 #include <fmt/format.h>
+#include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <ostream>
 
 #include "app.hpp"
@@ -107,7 +109,8 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "check",
       "CI gate: exit 0 if every plan fits with headroom, 1 if one does not, 2 on bad input");
-  sub->add_option("plans", o.plans, "plan files (default: the embedded default plan)");
+  sub->add_option("plans", o.plans,
+                  "plan files, at least one (\"default\": the embedded default plan)");
   sub->add_option("--set", o.sets, "override a key in every plan (repeatable)")
       ->type_name("KEY=VALUE");
   sub->add_option("--capacity", o.capacity, "memory per GPU, e.g. \"80 GiB\" (default: the GPU's)");
@@ -122,8 +125,16 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   const double headroom = config::parse_share_option("--headroom", o.headroom);
   if (!o.capacity.empty()) config::parse_size_option("--capacity", o.capacity);
+  if (o.plans.empty()) {
+    // A CI step whose glob matched nothing must not pass.
+    err << "trainledger check: no plan files given (a glob that matched nothing?)\n"
+           "usage: trainledger check PLAN... [--set ...] [--capacity SIZE] [--headroom 10%]\n"
+           "       trainledger check default   checks the embedded default plan\n";
+    return k_exit_invalid;
+  }
   std::vector<std::string> names = o.plans;
-  if (names.empty()) names.push_back("");
+  for (std::string& n : names)
+    if (n == "default" && !std::filesystem::exists(n)) n.clear();
   std::vector<Checked> all;
   bool invalid = false;
   for (const std::string& name : names) {

@@ -101,3 +101,16 @@ TEST_CASE("plan lists the biggest levers, each re-planned and still fitting", "[
           l["tokens_per_s_per_gpu_before"].get<double>());
   }
 }
+
+TEST_CASE("check without plan files is a usage error, not a pass", "[check][errors]") {
+  // A CI step whose glob matched nothing must fail.
+  const auto none = run_cli({"check"});
+  CHECK(none.code == 2);
+  CHECK(none.out.empty());
+  CHECK(none.err.find("no plan files given") != std::string::npos);
+  CHECK(none.err.find("usage: trainledger check PLAN...") != std::string::npos);
+  // `default` names the embedded default plan.
+  const auto builtin = run_cli({"check", "default"});
+  CHECK(builtin.code == 0);
+  CHECK(builtin.out.find("(default plan)") != std::string::npos);
+}
