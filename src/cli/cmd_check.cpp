@@ -28,6 +28,7 @@ struct Checked {
   double capacity = 0;
   Status status = Status::ok;
   std::vector<Fix> suggestions;
+  std::vector<std::string> warnings;
 };
 
 Checked check_one(const CheckOptions& o, const std::string& name, double headroom) {
@@ -44,6 +45,10 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   const double peak = c.plan.verdict.peak_bytes;
   c.status = peak > c.capacity ? Status::over : peak > c.limit ? Status::near : Status::ok;
   if (c.status != Status::ok) c.suggestions = find_fixes(c.plan, c.limit);
+  // The loader's warnings (a guessed architecture, a count that differs from the published
+  // one) and the planner's (no activations for a count-only model, step time not computed).
+  c.warnings = c.loaded.warnings;
+  c.warnings.insert(c.warnings.end(), c.plan.warnings.begin(), c.plan.warnings.end());
   return c;
 }
 
@@ -98,7 +103,8 @@ nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headro
                      {"peak_bytes", v.peak_bytes},
                      {"capacity_bytes", c.capacity},
                      {"limit_bytes", c.limit},
-                     {"suggestions", suggestions}});
+                     {"suggestions", suggestions},
+                     {"warnings", c.warnings}});
   }
   return {{"schema", "trainledger.check/1"}, {"headroom", headroom}, {"plans", plans}};
 }
@@ -171,6 +177,8 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
                      headroom * 100);
   for (const Checked& c : all)
     if (c.status != Status::ok) print_details(c, unit, u, headroom, out);
+  for (const Checked& c : all)
+    for (const std::string& text : c.warnings) out << c.name << ": warning: " << text << "\n";
   return failed ? k_exit_does_not_fit : k_exit_ok;
 }
 

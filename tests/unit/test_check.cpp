@@ -114,3 +114,17 @@ TEST_CASE("check without plan files is a usage error, not a pass", "[check][erro
   CHECK(builtin.code == 0);
   CHECK(builtin.out.find("(default plan)") != std::string::npos);
 }
+
+TEST_CASE("check prints every plan's warnings, in the table and in JSON", "[check]") {
+  // A count-only model has no activations: the gate passes it but says so.
+  const std::string plan = source_path("tests/data/count-only.toml");
+  const auto r = run_cli({"check", plan});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("count-only.toml: warning: model: count-only model") != std::string::npos);
+  const auto j = nlohmann::json::parse(run_cli({"check", plan, "--format", "json"}).out);
+  REQUIRE(j["plans"][0]["warnings"].size() == 1);
+  CHECK(j["plans"][0]["warnings"][0].get<std::string>().rfind("model: count-only model", 0) == 0);
+  // A plan without warnings has an empty list.
+  const auto clean = nlohmann::json::parse(run_cli({"check", k_default, "--format", "json"}).out);
+  CHECK(clean["plans"][0]["warnings"].empty());
+}
