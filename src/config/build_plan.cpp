@@ -93,8 +93,9 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
     t.reduce_dtype = t.grad_dtype;
     record_text(r, "training.reduce_dtype", std::string(to_string(t.reduce_dtype)));
   }
-  // Megatron-LM fuses SwiGLU (--bias-swiglu-fusion, on by default): it saves the gate and up
-  // projections' outputs, not the activation's output too.
+  // Megatron-LM fuses SwiGLU (--bias-swiglu-fusion, on by default) and torch.compile's
+  // partitioner recomputes the product: both save the gate and up projections' outputs, not
+  // the activation's output too.
   t.compile = in.boolean("training.compile");
   t.fused_swiglu = t.framework == Framework::megatron || t.compile;
   t.optimizer = from_string(in.text("training.optimizer"), Optimizer::adamw);

@@ -162,6 +162,10 @@ void check_sharding(Violations& in, const PlanInput& p) {
              fmt::format("parallel.reshard_after_forward = false applies to ZeRO-3/FSDP; "
                          "parallel.zero is {}",
                          p.parallel.zero));
+  else if (!p.parallel.reshard_after_forward && p.training.framework == Framework::deepspeed)
+    in.error("parallel.reshard_after_forward",
+             "parallel.reshard_after_forward is an FSDP2 option; DeepSpeed ZeRO-3 keeps "
+             "parameters by stage3_max_reuse_distance (framework deepspeed models that)");
 }
 
 void check_training(Violations& in, const PlanInput& p) {

@@ -48,18 +48,14 @@ void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, P
       parts.add(V::term("bucket", in.parallel.bucket_size, "B"), "contiguous reduce bucket");
     return;
   }
-  if (place.layers > 0 && !in.parallel.reshard_after_forward) {
-    // Every unit stays gathered from its forward to its backward: at the turn all are held.
+  if (place.layers > 0) {
+    // The current layer and the prefetched next one; without resharding after forward every
+    // layer stays gathered from its forward to its backward, so at the turn all are held.
+    const bool keep = !in.parallel.reshard_after_forward;
     parts.add(b * V::term("unit_params", unit, "params per layer") *
-                  V::term("layers", place.layers, "layers"),
-              "gathered layers kept from forward to backward (reshard_after_forward = false)");
-    if (backward)
-      parts.add(V::term("grad_bytes", dtype_bytes(in.training.grad_dtype), "B/param") *
-                    V::term("unit_params", unit, "params per layer"),
-                "unsharded layer gradients before reduce-scatter");
-  } else if (place.layers > 0) {
-    parts.add(b * V::term("unit_params", unit, "params per layer") * V::term("units", 2, "layers"),
-              "gathered layer + prefetched next");
+                  V::term("units", keep ? place.layers : 2, "layers"),
+              keep ? "gathered layers kept from forward to backward (reshard_after_forward = false)"
+                   : "gathered layer + prefetched next");
     if (backward)
       parts.add(V::term("grad_bytes", dtype_bytes(in.training.grad_dtype), "B/param") *
                     V::term("unit_params", unit, "params per layer"),

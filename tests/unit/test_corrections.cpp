@@ -243,7 +243,9 @@ TEST_CASE("FSDP2 reshard_after_forward = false: one all-gather per unit, the sta
   CHECK(test::phase_value(keep, "temporaries", 0, Phase::forward) -
             test::phase_value(reshard, "temporaries", 0, Phase::forward) ==
         Approx(30 * 2 * 218112000.0));
-  // Only meaningful with ZeRO-3.
+  // Only meaningful with FSDP2's ZeRO-3.
+  CHECK_THROWS(test::plan_text(
+      k_8b_fsdp, {"training.framework=\"deepspeed\"", "parallel.reshard_after_forward=false"}));
   CHECK_THROWS(
       test::plan_text(k_8b_fsdp, {"parallel.zero=1", "parallel.reshard_after_forward=false"}));
 }
