@@ -55,6 +55,12 @@ enum class Dim : std::uint8_t { dp, tp, pp, cp, ep };
 inline constexpr int k_dim_count = 5;
 std::string_view to_string(Dim d);
 
+// When a call runs, for what compute can hide it: during every micro-batch's forward (ZeRO-3's
+// forward gathers) or backward (its backward gathers), during the backward of the micro-batches
+// that synchronize gradients (buckets, reduce-scatters), or after the optimizer step (ZeRO-1/2's
+// parameter all-gather: never hidden).
+enum class CommPhase : std::uint8_t { forward, backward, backward_sync, after_step };
+
 // One call pattern of a dimension's traffic.
 struct CollCall {
   CollKind kind = CollKind::all_reduce;
@@ -63,9 +69,7 @@ struct CollCall {
   double calls_per_step = 0;
   bool inter_node = false;
   double time_s = 0;  // all calls of the step
-  // Issued after the optimizer step (ZeRO-1/2's parameter all-gather): never hidden by the
-  // backward pass.
-  bool after_step = false;
+  CommPhase phase = CommPhase::backward_sync;
 };
 
 // The traffic of one parallel dimension per GPU per optimizer step.
@@ -77,11 +81,13 @@ struct CommDim {
   bool timed = true;
   std::array<CollCall, 8> calls{};
   int n_calls = 0;
-  // Time of the after-step calls, time that can overlap with compute (the rest), and the part
-  // of it that is always exposed: one bucket or one gathered unit.
+  // Time per step by phase (CommPhase), and the units each pass's traffic comes in (buckets
+  // or gathered layers): each unit's traffic overlaps the compute of the unit before it.
+  double forward_s = 0;
+  double backward_s = 0;
+  double sync_s = 0;
   double tail_s = 0;
-  double overlappable_s = 0;
-  double granule_s = 0;
+  double units = 1;
 };
 
 struct CommResults {

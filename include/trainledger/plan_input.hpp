@@ -63,6 +63,10 @@ struct TrainingSpec {
   // torch.compile: Inductor fuses element-wise chains into one kernel each and its min-cut
   // partitioner recomputes cheap pointwise results in backward instead of saving them.
   bool compile = false;
+  // Element-wise chains run as fused kernels that read their inputs and write their outputs
+  // once: torch.compile, or Megatron-LM with Transformer Engine (norms fused into the next
+  // GEMM's input, fused bias-activation, RoPE and softmax kernels).
+  bool fused_elementwise = false;
   double lora_dropout = 0;
   int data_workers = 0;           // data-loader worker processes per GPU rank
   double data_worker_memory = 0;  // host bytes per worker
@@ -93,6 +97,7 @@ struct ParallelSpec {
   bool overlap_dp = true;   // DP/ZeRO traffic overlapped with compute (but the last bucket)
   bool overlap_tp = false;  // TP collectives overlapped with compute
   bool overlap_cp = true;   // ring-attention exchange overlapped with attention
+  bool overlap_param_gather = false;  // ZeRO-1/2 parameter all-gather behind the next forward
   bool tree_allreduce = false;
 };
 

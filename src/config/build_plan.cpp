@@ -1,8 +1,10 @@
 // [training], [parallel], [cluster], [checkpoint] → typed specs; derived defaults.
+#include <algorithm>
 #include <cmath>
 
 #include "build.hpp"
 #include "reader.hpp"
+#include "trainledger/units.hpp"
 #include "validate.hpp"
 
 namespace trainledger::config {
@@ -98,6 +100,10 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   // the activation's output too.
   t.compile = in.boolean("training.compile");
   t.fused_swiglu = t.framework == Framework::megatron || t.compile;
+  // Megatron-LM with Transformer Engine: te.LayerNormLinear applies the norm inside the GEMM's
+  // input cast, bias_swiglu_impl / bias_gelu_impl, fused_apply_rotary_pos_emb and the fused
+  // softmax run each chain as one kernel, like Inductor's fusions.
+  t.fused_elementwise = t.framework == Framework::megatron || t.compile;
   t.optimizer = from_string(in.text("training.optimizer"), Optimizer::adamw);
   t.optimizer_dtype = from_string(in.text("training.optimizer_dtype"), DType::fp32);
   t.recompute = from_string(in.text("training.recompute"), Recompute::none);
@@ -158,11 +164,21 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
            fmt::format("\"{:.0f} MB\"", p.bucket_size / 1e6));
   }
   p.gradient_as_bucket_view = in.boolean("parallel.gradient_as_bucket_view");
+  if (in.text("training.framework") == "megatron") {
+    // Megatron-Core's DDP keeps every gradient in one contiguous buffer that its buckets are
+    // views of (param_and_grad_buffer.py), buckets of max(4e7, 1e6 × data-parallel size)
+    // elements (distributed_data_parallel.py); the buffer holds the reduction's dtype.
+    if (!given(r, "parallel.gradient_as_bucket_view")) {
+      p.gradient_as_bucket_view = true;
+      record(r, "parallel.gradient_as_bucket_view", true, "true");
+    }
+  }
   p.reshard_after_forward = in.boolean("parallel.reshard_after_forward");
   p.placement = in.get<std::vector<std::string>>("parallel.placement");
   p.overlap_dp = in.boolean("parallel.overlap_dp");
   p.overlap_tp = in.boolean("parallel.overlap_tp");
   p.overlap_cp = in.boolean("parallel.overlap_cp");
+  p.overlap_param_gather = in.boolean("parallel.overlap_param_gather");
   p.tree_allreduce = in.text("parallel.allreduce") == "tree";
   return p;
 }
@@ -253,6 +269,15 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
   out.parallel = build_parallel(r, in);
   derive_world(r, in, out);
   const bool world_ok = errors.empty();
+  if (out.training.framework == Framework::megatron && !given(r, "parallel.bucket_size") &&
+      out.parallel.dp > 0) {
+    // Megatron-Core DDP: buckets of max(4e7, 1e6 × data-parallel size) elements in the
+    // reduction's dtype (distributed_data_parallel.py; the group is dp × cp).
+    const double ranks = static_cast<double>(out.parallel.dp) * out.parallel.cp;
+    out.parallel.bucket_size = std::max(4e7, 1e6 * ranks) * dtype_bytes(out.training.reduce_dtype);
+    record(r, "parallel.bucket_size", out.parallel.bucket_size,
+           fmt::format("\"{:.0f} MB\"", out.parallel.bucket_size / 1e6));
+  }
   out.cluster = build_cluster(in, out.cluster);
   out.checkpoint = build_checkpoint(in);
   // Cross-field rules need a complete model; the world-size rules need a consistent world.

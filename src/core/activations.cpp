@@ -24,6 +24,18 @@ double act_bytes(const PlanInput& in) {
   return in.training.precision == DType::fp32 ? k_fp32 : k_act;
 }
 
+// Transformer Engine (Megatron-LM's FP8 recipe) saves for the weight gradient the FP8 cast of
+// each GEMM input it produces itself, one byte per element: the norm's output inside
+// LayerNormLinear and LayerNormMLP, and the MLP's activation before its second GEMM. te.Linear
+// given an outside tensor (the attention output, which flash attention keeps in 16 bits for
+// its own backward) saves an FP8 copy besides (Transformer Engine docs, low-precision
+// training, performance considerations: "the input ... must be saved between passes").
+bool te_fp8(const PlanInput& in) {
+  return in.training.precision == DType::fp8 && in.training.framework == Framework::megatron;
+}
+
+double gemm_input_bytes(const PlanInput& in) { return te_fp8(in) ? 1.0 : act_bytes(in); }
+
 SavedTensor tensor(Text name, double elements, double bytes, Split split) {
   SavedTensor t;
   t.name = name;
@@ -89,7 +101,7 @@ void attention_tensors(const PlanInput& in, Tensors& out) {
   const bool dropout = in.training.dropout > 0;
 
   norm_tensors(in, "attn_norm", T * h, true, out);
-  SavedTensor qkv_in = tensor("qkv_in", T * h, ab, Split::seq);
+  SavedTensor qkv_in = tensor("qkv_in", T * h, gemm_input_bytes(in), Split::seq);
   qkv_in.weight_input_of =
       target_bit(LoraTarget::q) | target_bit(LoraTarget::k) | target_bit(LoraTarget::v);
   out.push_back(qkv_in);
@@ -128,6 +140,11 @@ void attention_tensors(const PlanInput& in, Tensors& out) {
   // Eager attention's context is only the o projection's input; flash keeps it as its output.
   if (in.training.attention == Attention::eager) ctx.weight_input_of = target_bit(LoraTarget::o);
   out.push_back(ctx);
+  if (te_fp8(in)) {
+    SavedTensor ctx8 = tensor("attn_out_fp8", T * a * d, 1, Split::tp);
+    ctx8.op_saved = true;
+    out.push_back(ctx8);
+  }
   if (dropout) out.push_back(tensor("attn_dropout_mask", T * h, k_mask, Split::seq));
 }
 
@@ -143,14 +160,15 @@ void mlp_core(const PlanInput& in, double tokens, double f, std::string_view pre
     // from the saved gate and up outputs (Megatron-LM's bias_swiglu_impl).
     if (!in.training.fused_swiglu)
       out.push_back(tensor(Text(prefix, "act_out"), tokens * f, ab, Split::tp));
-    SavedTensor down_in = tensor(Text(prefix, "down_in"), tokens * f, ab, Split::tp);
+    SavedTensor down_in =
+        tensor(Text(prefix, "down_in"), tokens * f, gemm_input_bytes(in), Split::tp);
     down_in.weight_input_of = target_bit(LoraTarget::down);
     out.push_back(down_in);
   } else {
     SavedTensor fc1 = tensor(Text(prefix, "fc1_out"), tokens * f, ab, Split::tp);
     fc1.op_saved = true;
     out.push_back(fc1);
-    SavedTensor act = tensor(Text(prefix, "act_out"), tokens * f, ab, Split::tp);
+    SavedTensor act = tensor(Text(prefix, "act_out"), tokens * f, gemm_input_bytes(in), Split::tp);
     act.weight_input_of = target_bit(LoraTarget::down);  // the second matmul's input
     out.push_back(act);
   }
@@ -162,7 +180,7 @@ void mlp_tensors(const PlanInput& in, Tensors& out) {
   const double h = m.hidden;
   const double ab = act_bytes(in);
   norm_tensors(in, "mlp_norm", T * h, false, out);
-  SavedTensor mlp_in = tensor("mlp_in", T * h, ab, Split::seq);
+  SavedTensor mlp_in = tensor("mlp_in", T * h, gemm_input_bytes(in), Split::seq);
   mlp_in.weight_input_of = target_bit(LoraTarget::gate) | target_bit(LoraTarget::up);
   out.push_back(mlp_in);
   if (is_moe(m)) {

@@ -5,6 +5,7 @@
 
 #include "formula.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace trainledger {
@@ -58,10 +59,17 @@ Group group_of(const PlanInput& in, std::string_view dim, int size) {
   }
   Group g;
   g.name = dim;
+  return regroup(in, g, size, stride);
+}
+
+Group regroup(const PlanInput& in, const Group& base, int size, int stride) {
+  Group g = base;
   g.size = size;
   g.stride = stride;
-  const double span = static_cast<double>(stride) * size;
-  g.link.inter_node = span > in.cluster.gpus_per_node;
+  const int per_node = in.cluster.gpus_per_node;
+  g.ranks_per_node = stride >= per_node ? 1 : std::max(1, std::min(size, per_node / stride));
+  g.link = Link{};
+  g.link.inter_node = g.nodes() > 1;
   g.link.bandwidth =
       g.link.inter_node ? in.cluster.inter_node_bandwidth : in.cluster.intra_node_bandwidth;
   g.link.gather_bandwidth = g.link.bandwidth;
@@ -88,6 +96,33 @@ double call_steps(CollKind k, int n) {
       return 1;
   }
   return 1;
+}
+
+LatencySteps latency_steps(CollKind k, const Group& g) {
+  LatencySteps st;
+  const int nodes = g.nodes();
+  const double total = call_steps(k, g.size);
+  if (nodes <= 1) {
+    st.intra = total;
+    return st;
+  }
+  switch (k) {
+    case CollKind::tree_all_reduce:
+      st.intra = 2.0 * (g.ranks_per_node - 1);
+      st.inter = 2.0 * std::ceil(std::log2(nodes));
+      return st;
+    case CollKind::all_reduce:
+      st.inter = std::min(total, 2.0 * (nodes - 1));
+      break;
+    case CollKind::send_recv:
+      st.inter = total;
+      break;
+    default:
+      st.inter = std::min(total, nodes - 1.0);
+      break;
+  }
+  st.intra = total - st.inter;
+  return st;
 }
 
 BusReading nccl_reading(CollKind k, int n, double message_bytes, double seconds) {

@@ -37,12 +37,17 @@ struct Link {
 struct Group {
   std::string_view name;  // "tp", "dp", ...
   int size = 1;
-  int stride = 1;  // rank distance between members (product of the inner dimensions)
+  int stride = 1;          // rank distance between members (product of the inner dimensions)
+  int ranks_per_node = 1;  // members that share a node
   Link link;
+  int nodes() const { return (size + ranks_per_node - 1) / ranks_per_node; }
 };
 
 // The group of a parallel dimension under the plan's placement order.
 Group group_of(const PlanInput& in, std::string_view dim, int size);
+// The same ranks' link for a group of `size` members `stride` ranks apart (a subgroup, such as
+// HSDP's replicas or the expert-data-parallel ranks).
+Group regroup(const PlanInput& in, const Group& g, int size, int stride);
 
 // Bytes one GPU sends for one call on a message of S bytes (the full tensor):
 // all-reduce 2(n−1)/n·S, all-gather and reduce-scatter (n−1)/n·S, all-to-all (n−1)/n·S,
@@ -68,13 +73,35 @@ V call_volume(CollKind k, int n, const V& message_bytes) {
 // Steps of latency per call: ring all-reduce 2(n−1), tree 2·⌈log2 n⌉, all-gather,
 // reduce-scatter and all-to-all n−1, send/recv 1.
 double call_steps(CollKind k, int n);
-
-// Time of `calls` calls: calls × (α·steps + volume / B), B the group's busbw.
+// Latency steps of one call, split by the link each step crosses (NCCL's tuning model,
+// src/graph/tuning.cc: a ring over N nodes crosses the network N − 1 times per pass and NVLink
+// for the other steps; a tree climbs ranks-per-node − 1 NVLink steps and ⌈log2 N⌉ network
+// steps, twice).
+struct LatencySteps {
+  double intra = 0;
+  double inter = 0;
+};
+LatencySteps latency_steps(CollKind k, const Group& g);
+// Time of `calls` calls: calls × (α_intra·intra steps + α_inter·inter steps + volume / B), B
+// the group's busbw.
 template <typename V>
 V calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_bytes,
              const V& calls) {
-  const V latency = input<V>(in, g.link.latency_key(), "latency", g.link.latency, "s") *
-                    V::term("steps", call_steps(k, g.size), "steps");
+  const LatencySteps st = latency_steps(k, g);
+  V latency = V::constant(0);
+  bool any = false;
+  if (st.intra > 0) {
+    latency =
+        input<V>(in, "cluster.intra_node_latency", "latency", in.cluster.intra_node_latency, "s") *
+        V::term("steps", st.intra, "intra-node steps");
+    any = true;
+  }
+  if (st.inter > 0) {
+    const V inter =
+        input<V>(in, "cluster.inter_node_latency", "latency", in.cluster.inter_node_latency, "s") *
+        V::term("steps", st.inter, "inter-node steps");
+    latency = any ? latency + inter : inter;
+  }
   const V transfer = call_volume(k, g.size, message_bytes) /
                      input<V>(in, g.link.bandwidth_key(k), "busbw", g.link.bandwidth_of(k), "B/s");
   return calls * (latency + transfer);

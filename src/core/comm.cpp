@@ -43,7 +43,7 @@ struct Builder {
   bool any = false;
 
   void add(CollKind kind, const Group& g, double message_bytes, double calls_per_step,
-           const Text& what, bool after_step = false) {
+           const Text& what, CommPhase phase = CommPhase::backward_sync) {
     const V msg = V::term("message_bytes", message_bytes, what.prefixed("B "));
     const V n = V::term("calls", calls_per_step, "calls");
     const V v = (n * call_volume(kind, g.size, msg)).note(to_string(kind));
@@ -53,25 +53,37 @@ struct Builder {
     any = true;
     if (dim.n_calls < static_cast<int>(dim.calls.size()))
       dim.calls[dim.n_calls++] = CollCall{
-          kind, g.size, message_bytes, calls_per_step, g.link.inter_node, t.value(), after_step};
+          kind, g.size, message_bytes, calls_per_step, g.link.inter_node, t.value(), phase};
   }
 
-  // Records the dimension's typed result and its report item. `granule_calls`: the calls
-  // that split the overlappable traffic into the units of which one is always exposed.
+  // Records the dimension's typed result and its report item. `units`: the buckets or
+  // gathered units each pass's traffic comes in.
   template <typename L>
-  void emit(Dim d, ItemId id, L&& label, const char* source, double granule_calls, Comm<V>& out) {
+  void emit(Dim d, ItemId id, L&& label, const char* source, double units, Comm<V>& out) {
     if (!any) return;
     const auto item = make(id, std::forward<L>(label), Unit::bytes, volume, source);
     dim.dim = d;
     dim.present = true;
     dim.bytes = item.value;
     dim.time_s = time.value();
-    double tail = 0;
-    for (int i = 0; i < dim.n_calls; ++i)
-      if (dim.calls[i].after_step) tail += dim.calls[i].time_s;
-    dim.tail_s = tail;
-    dim.overlappable_s = dim.time_s - tail;
-    dim.granule_s = dim.overlappable_s / std::max(1.0, granule_calls);
+    for (int i = 0; i < dim.n_calls; ++i) {
+      const CollCall& c = dim.calls[i];
+      switch (c.phase) {
+        case CommPhase::forward:
+          dim.forward_s += c.time_s;
+          break;
+        case CommPhase::backward:
+          dim.backward_s += c.time_s;
+          break;
+        case CommPhase::backward_sync:
+          dim.sync_s += c.time_s;
+          break;
+        case CommPhase::after_step:
+          dim.tail_s += c.time_s;
+          break;
+      }
+    }
+    dim.units = std::max(1.0, units);
     out.dims[d] = dim;
     out.items.push_back(item);
     if constexpr (V::explained) {
@@ -106,7 +118,7 @@ struct SyncSet {
 
 template <typename V>
 void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int layers, Builder<V>& b,
-              double& granule_calls) {
+              double& units) {
   const ParallelSpec& p = in.parallel;
   const double grad_bytes = set.trainable * dtype_bytes(in.training.reduce_dtype);
   const double param_bytes_local = set.trainable * param_bytes(in.training);
@@ -117,8 +129,8 @@ void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int lay
   const Group& shard_group = set.shard_group;
   const double buckets = std::max(1.0, std::ceil(grad_bytes / p.bucket_size));
   const std::string_view ex = set.what;
-  // One bucket (DDP, ZeRO-1/2) or one gathered unit (ZeRO-3) is never hidden.
-  granule_calls = buckets * syncs;
+  // DDP and ZeRO-1/2 reduce bucket by bucket; ZeRO-3 gathers and reduces unit by unit.
+  units = buckets;
   if (p.zero == 0) {
     b.add(ar, set.group, grad_bytes / buckets, buckets * syncs, Text(ex, "gradient bucket"));
   } else if (p.zero <= 2) {
@@ -127,24 +139,22 @@ void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int lay
             Text(ex, "gradient bucket"));
       // The updated parameters are gathered after the optimizer step.
       b.add(CollKind::all_gather, shard_group, param_bytes_local, 1, Text(ex, "updated parameters"),
-            true);
+            CommPhase::after_step);
     }
   } else if (set.shard > 1) {
     // FSDP gathers and reduces one wrapped unit at a time: every layer, and the root.
-    const double units = std::max(1, layers) + 1.0;
-    granule_calls = m * units;
+    units = std::max(1, layers) + 1.0;
     b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
-          Text(ex, "parameters of one unit (forward)"));
+          Text(ex, "parameters of one unit (forward)"), CommPhase::forward);
     if (p.reshard_after_forward)
       b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
-            Text(ex, "parameters of one unit (backward)"));
+            Text(ex, "parameters of one unit (backward)"), CommPhase::backward);
     b.add(CollKind::reduce_scatter, shard_group, grad_bytes / units, syncs * units,
           Text(ex, "gradients of one unit"));
   }
   if (p.zero > 0 && set.shard < replicas) {
     // HSDP: the shard's gradients are averaged across the replicas once per step.
-    Group rep = set.group;
-    rep.size = replicas / set.shard;
+    const Group rep = regroup(in, set.group, replicas / set.shard, set.group.stride * set.shard);
     b.add(ar, rep, grad_bytes / set.shard, 1, Text(ex, "gradient shard across replicas"));
   }
 }
@@ -162,28 +172,28 @@ void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int 
   Group shard_group = group_of(in, "dp", shard);
   shard_group.name = "dp_shard";
   Builder<V> b(in);
-  double granule_calls = 1;
+  double units = 1;
   // With ep = 1 the experts are synchronized with the dense parameters.
   const bool split = p.ep > 1 && sp.expert > 0 && full;
   const double dense = full ? (split ? sp.dense : sp.total()) * share : sp.adapters;
-  add_sync<V>(in, d, SyncSet{dense, whole, shard_group, shard, ""}, layers, b, granule_calls);
+  add_sync<V>(in, d, SyncSet{dense, whole, shard_group, shard, ""}, layers, b, units);
   if (split && replicas / p.ep > 1) {
-    Group experts = whole;
+    // The expert-data-parallel ranks are every ep-th data-parallel rank.
+    Group experts = regroup(in, whole, replicas / p.ep, whole.stride * p.ep);
     experts.name = "dp_expert";
-    experts.size = replicas / p.ep;
     // Expert shards span the same ranks as the dense shard group, every ep-th of them.
-    Group expert_shards = shard_group;
-    expert_shards.size = std::max(1, shard / p.ep);
-    double expert_granule = 1;
+    const Group expert_shards =
+        regroup(in, shard_group, std::max(1, shard / p.ep), shard_group.stride * p.ep);
+    double expert_units = 1;
     add_sync<V>(in, d,
                 SyncSet{sp.expert * share, experts, expert_shards, expert_shards.size, "expert "},
-                layers, b, expert_granule);
+                layers, b, expert_units);
   }
   auto label = [&] {
     return "data parallel (" + std::string(p.zero == 0 ? "DDP" : "ZeRO-" + std::to_string(p.zero)) +
            ")";
   };
-  b.emit(Dim::dp, ItemId::comm_dp, label, k_src_dp, granule_calls, out);
+  b.emit(Dim::dp, ItemId::comm_dp, label, k_src_dp, units, out);
 }
 
 // Layers whose forward runs twice under full recompute: their forward collectives repeat

@@ -107,15 +107,16 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   // alone moved torchtitan throughput from +13 % to +21 % (more optimistic).
   s.gemm = layers * (lf.matmul + adapters + matmul_bwd);
   s.core = layers * 3.0 * lf.attention + head + head_bwd;
+  s.attention = layers * 3.0 * lf.attention;
   // Element-wise kernels read and write about twice the bytes a layer saves in its forward
   // and twice that again in backward (the saved tensors are what they produce); the loss
   // streams its logits about 22 B per token per vocabulary entry (forward and backward).
   const double none_bytes = layer_bytes(in, Recompute::none);
   const double loss = last ? 22.0 * T * static_cast<double>(m.vocab) / in.parallel.tp : 0;
-  // torch.compile fuses each chain of element-wise ops into one kernel that reads its inputs
-  // and writes its outputs once: assumed to halve the traffic (measured on torchtitan Llama
-  // 3.1 8B: +16 % throughput; the cases are in docs/accuracy.md, not used to set it).
-  const double passes = in.training.compile ? 3.0 : 6.0;
+  // Fused element-wise kernels (torch.compile, Megatron-LM with Transformer Engine) read their
+  // inputs and write their outputs once: assumed to halve the traffic (measured on torchtitan
+  // Llama 3.1 8B: +16 % throughput; the cases are in docs/accuracy.md, not used to set it).
+  const double passes = in.training.fused_elementwise ? 3.0 : 6.0;
   s.elementwise_bytes = layers * (passes * none_bytes + lf.fp8_casts) + loss;
   const int ckpt = in.training.recompute == Recompute::none
                        ? 0
@@ -143,6 +144,7 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
       s.recompute_core = ckpt * lf.attention;
       break;
   }
+  s.attention += s.recompute_core;
   return s;
 }
 

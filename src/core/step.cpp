@@ -18,8 +18,12 @@ constexpr const char* k_src_bubble =
     "Narayanan et al. 2021 §2.2: 1F1B and GPipe idle (p − 1) micro-batch times per step, "
     "interleaved (p − 1)/v; ZB-H1 about (p − 1)/3 (Qi et al. 2023)";
 constexpr const char* k_src_overlap =
-    "assumptions (parallel.overlap_*): DP/ZeRO traffic hides behind compute except the last "
-    "bucket and ZeRO-1/2's parameter all-gather; TP and pipeline sends are exposed";
+    "unit-by-unit overlap (parallel.overlap_*): each bucket or gathered layer of DP/ZeRO "
+    "traffic hides behind the compute of the one before it, in the pass it belongs to (ZeRO-3 "
+    "gathers in forward, gradients in backward); the first unit of each pass and ZeRO-1/2's "
+    "parameter all-gather are exposed. TP overlap (Wang et al. 2022, decomposition into tp "
+    "chunks) leaves one chunk of each collective exposed; the context-parallel ring hides "
+    "behind attention; expert all-to-alls and pipeline sends are exposed";
 constexpr const char* k_src_optimizer =
     "the optimizer step is memory-bound: it reads and writes the master weights and optimizer "
     "state and reads the gradients once (bytes / achieved HBM bandwidth, the same rate as "
@@ -61,15 +65,33 @@ V bubble_periods(const PlanInput& in) {
   }
 }
 
-// Exposed data-parallel time: what cannot hide behind the backward pass.
-double dp_exposed(const PlanInput& in, const CommDim& dp, double backward_s, double compute_s) {
+// Traffic that comes in `units` equal units, each overlapping the compute of the unit before
+// it (a prefetched layer, a bucket reduced while the next is computed): the first unit waits,
+// and each later one exposes what its compute cannot hide.
+double pipelined(double comm, double compute, double units) {
+  if (comm <= 0) return 0;
+  const double n = std::max(1.0, units);
+  const double g = comm / n;
+  const double c = compute / n;
+  return g + (n - 1) * std::max(0.0, g - c);
+}
+
+// Exposed data-parallel time per step: ZeRO-3's forward gathers against each micro-batch's
+// forward, its backward gathers against the backward, the gradient reductions against the
+// backward of the micro-batches that synchronize, and the after-step gather in full.
+double dp_exposed(const PlanInput& in, const CommDim& dp, double forward_s, double backward_s,
+                  double m, double syncs) {
   if (!dp.present) return 0;
-  const ParallelSpec& p = in.parallel;
-  if (!p.overlap_dp) return dp.time_s;
-  // ZeRO-3: prefetching hides the gathers except the first unit of each pass.
-  if (p.zero >= 3) return std::max(2 * dp.granule_s, dp.time_s - compute_s);
-  // The last bucket is exposed, and the after-step parameter all-gather of ZeRO-1/2.
-  return dp.tail_s + std::max(dp.granule_s, dp.overlappable_s - backward_s);
+  if (!in.parallel.overlap_dp) return dp.time_s;
+  const double n = dp.units;
+  const double every = dp.backward_s / m;
+  const double sync = dp.sync_s / syncs;
+  // The after-step parameter gather either waits, or hides behind the next step's first forward.
+  const double tail =
+      in.parallel.overlap_param_gather ? pipelined(dp.tail_s, forward_s, n) : dp.tail_s;
+  return m * pipelined(dp.forward_s / m, forward_s, n) +
+         (m - syncs) * pipelined(every, backward_s, n) +
+         syncs * pipelined(every + sync, backward_s, n) + tail;
 }
 
 // The slowest stage sets the pipeline's pace.
@@ -103,16 +125,24 @@ struct Exposed {
 };
 
 Exposed exposed_traffic(const PlanInput& in, const Derived& d, const CommResults& comm,
-                        const Pace& pc, double rate) {
+                        const Pace& pc, const Rates& r) {
   const ParallelSpec& p = in.parallel;
   const double m = static_cast<double>(d.grad_accum);
+  const StageFlops& f = pc.flops[pc.slow];
   Exposed e;
-  e.tp_s = p.overlap_tp ? 0 : comm[Dim::tp].time_s;
+  // Decomposed TP collectives (Megatron/Transformer Engine TP comm overlap, PyTorch AsyncTP)
+  // overlap all but one of their tp chunks.
+  e.tp_s = p.overlap_tp ? comm[Dim::tp].time_s / p.tp : comm[Dim::tp].time_s;
   e.ep_s = comm[Dim::ep].time_s;
-  e.cp_s = p.overlap_cp ? 0 : comm[Dim::cp].time_s;
+  // The ring passes the next K/V block while attention works on the current one.
+  e.cp_s = p.overlap_cp ? std::max(0.0, comm[Dim::cp].time_s - m * f.attention / r.core)
+                        : comm[Dim::cp].time_s;
   e.pp_s = comm[Dim::pp].time_s;
+  // One micro-batch's forward and backward (with its recompute) on the slowest stage.
+  const double flops = f.forward + f.backward + f.recompute;
+  const double forward_s = flops > 0 ? pc.slow_s * f.forward / flops : 0;
   const double syncs = p.grad_sync == GradSync::every_micro_batch ? m : 1.0;
-  e.dp_s = dp_exposed(in, comm[Dim::dp], syncs * pc.flops[pc.slow].backward / rate, m * pc.slow_s);
+  e.dp_s = dp_exposed(in, comm[Dim::dp], forward_s, pc.slow_s - forward_s, m, syncs);
   return e;
 }
 
@@ -230,7 +260,7 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
       compute, k_src_compute, Kind::estimated));
   out.push_back(make(ItemId::time_recompute, "activation recomputation", Unit::seconds, recompute,
                      k_src_compute));
-  const Exposed ex = exposed_traffic(in, d, comm, pc, rate);
+  const Exposed ex = exposed_traffic(in, d, comm, pc, rates);
   const V exposed = V::term("tp_s", ex.tp_s, "s TP") + V::term("ep_s", ex.ep_s, "s EP") +
                     V::term("cp_s", ex.cp_s, "s CP") + V::term("pp_s", ex.pp_s, "s PP") +
                     V::term("dp_s", ex.dp_s, "s DP");

@@ -127,7 +127,8 @@ void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel<V>&
     parts.add(V::term("grads", value_of(state, ItemId::grads), "B"),
               "DDP buckets: a second copy of the gradients");
   }
-  if ((p.zero == 1 || p.zero == 2) && replicated) {
+  // Megatron-Core's buckets are views of its contiguous gradient buffer: no copies.
+  if ((p.zero == 1 || p.zero == 2) && replicated && in.training.framework != Framework::megatron) {
     parts.add(V::term("bucket", p.bucket_size, "B") * V::term("buckets", 2, "buckets"),
               "gradient buckets in flight");
   }

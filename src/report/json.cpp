@@ -145,6 +145,7 @@ json parallel_json(const ParallelSpec& p) {
   j["overlap_dp"] = p.overlap_dp;
   j["overlap_tp"] = p.overlap_tp;
   j["overlap_cp"] = p.overlap_cp;
+  j["overlap_param_gather"] = p.overlap_param_gather;
   j["allreduce"] = p.tree_allreduce ? "tree" : "ring";
   return j;
 }

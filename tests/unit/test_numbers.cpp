@@ -55,6 +55,10 @@ std::vector<std::string> random_sets(std::mt19937& rng) {
       "\"");
   if (rng() % 3 == 0) s.push_back("training.compile=true");
   if (rng() % 4 == 0) s.push_back("training.reduce_dtype=\"bf16\"");
+  if (rng() % 3 == 0) s.push_back("parallel.overlap_param_gather=true");
+  if (rng() % 3 == 0) s.push_back("parallel.overlap_tp=true");
+  if (rng() % 4 == 0) s.push_back("parallel.overlap_dp=false");
+  if (rng() % 4 == 0) s.push_back("parallel.allreduce=\"tree\"");
   s.push_back("parallel.sequence_parallel=" + std::string(tp > 1 && rng() % 2 ? "true" : "false"));
   const std::string sched =
       pick(rng, std::vector<std::string>{"1f1b", "gpipe", "interleaved", "zb-h1"});

@@ -18,6 +18,7 @@ namespace {
 
 struct Errors {
   std::vector<double> abs;
+  std::vector<double> signed_errors;
   std::string table = "\n| case | measured | predicted | error |\n|---|---:|---:|---:|\n";
 };
 
@@ -33,10 +34,16 @@ Errors evaluate(const nlohmann::json& cases) {
     const double measured = c["measured"];
     const double error = (item->value - measured) / measured;
     e.abs.push_back(std::fabs(error));
+    e.signed_errors.push_back(error);
     e.table += fmt::format("| {} | {:.4g} | {:.4g} | {:+.1f} % |\n", plan, measured, item->value,
                            100 * error);
   }
   return e;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
 }
 
 }  // namespace
@@ -59,10 +66,24 @@ TEST_CASE("throughput against other frameworks' measured runs", "[reference][tim
       nlohmann::json::parse(test::read_file(test::source_path("tests/reference/time.json")));
   Errors e = evaluate(all["other"]);
   REQUIRE(e.abs.size() >= 8);
-  std::vector<double> sorted = e.abs;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = (sorted[(sorted.size() - 1) / 2] + sorted[sorted.size() / 2]) / 2;
-  WARN(
-      e.table << fmt::format("median {:.1f} %, worst {:.1f} %", 100 * median, 100 * sorted.back()));
-  CHECK(median <= 0.15);
+  const double med = median(e.abs);
+  WARN(e.table << fmt::format("median {:.1f} %, median signed {:+.1f} %, worst {:.1f} %", 100 * med,
+                              100 * median(e.signed_errors),
+                              100 * *std::max_element(e.abs.begin(), e.abs.end())));
+  CHECK(med <= 0.15);
+}
+
+TEST_CASE("throughput against NVIDIA's published Megatron-Core runs on H100", "[reference][time]") {
+  // NeMo 24.07 and Megatron-Bridge performance tables: FP8 on DGX-H100, 8 to 512 GPUs. No
+  // value was chosen on these cases (docs/accuracy.md).
+  const auto all =
+      nlohmann::json::parse(test::read_file(test::source_path("tests/reference/time.json")));
+  const Errors e = evaluate(all["nvidia"]);
+  REQUIRE(e.abs.size() >= 14);
+  const double med = median(e.abs);
+  const double bias = median(e.signed_errors);
+  WARN(e.table << fmt::format("median {:.1f} %, median signed {:+.1f} %, worst {:.1f} %", 100 * med,
+                              100 * bias, 100 * *std::max_element(e.abs.begin(), e.abs.end())));
+  CHECK(med <= 0.10);
+  CHECK(std::fabs(bias) <= 0.10);
 }

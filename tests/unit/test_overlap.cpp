@@ -1,0 +1,214 @@
+// Latency across nodes, unit-by-unit overlap, and the conventions of the Megatron-LM stack
+// that change time or activations (docs/formulas.md#collectives, #step, #frameworks).
+#include <catch2/catch.hpp>
+
+#include "collectives.hpp"
+#include "helpers.hpp"
+#include "timing.hpp"
+#include "trainledger/numbers.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+// Llama 3.1 8B on 64 H100s (8 nodes).
+const std::string k_64 = R"(
+[model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 4096
+global_batch = 64
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 8
+)";
+
+double time_item(const PlanResult& p, const char* id) {
+  const LineItem* i = find_item(p.time, *item_by_name(id));
+  REQUIRE(i);
+  return i->value;
+}
+
+PlanNumbers numbers(const std::string& toml, const std::vector<std::string>& sets) {
+  PlanNumbers n;
+  evaluate(test::load_text(toml, sets).input, n);
+  return n;
+}
+
+// The bucket size a plan resolves to; the report lists it among the inputs.
+double bucket(const std::string& toml, const std::vector<std::string>& sets) {
+  const config::LoadedPlan p = test::load_text(toml, sets);
+  bool listed = false;
+  for (const config::ResolvedValue& v : p.resolved) listed |= v.key == "parallel.bucket_size";
+  CHECK(listed);
+  return p.input.parallel.bucket_size;
+}
+
+}  // namespace
+
+TEST_CASE("a ring across nodes crosses the network once per node boundary",
+          "[overlap][collectives]") {
+  // NCCL's tuning model (src/graph/tuning.cc): ring steps split into nNodes − 1 network
+  // steps (twice for all-reduce) and NVLink steps for the rest; a tree climbs
+  // ranks-per-node − 1 NVLink steps and log2(nodes) network steps, down and up.
+  const PlanInput in = test::load_text(k_64).input;
+  const Group dp = group_of(in, "dp", 64);
+  CHECK(dp.ranks_per_node == 8);
+  CHECK(dp.nodes() == 8);
+  LatencySteps rs = latency_steps(CollKind::reduce_scatter, dp);
+  CHECK(rs.intra == 56);
+  CHECK(rs.inter == 7);
+  LatencySteps ar = latency_steps(CollKind::all_reduce, dp);
+  CHECK(ar.intra == 112);
+  CHECK(ar.inter == 14);
+  LatencySteps tree = latency_steps(CollKind::tree_all_reduce, dp);
+  CHECK(tree.intra == 14);
+  CHECK(tree.inter == 6);
+  // One rank per node: every step crosses the network.
+  const Group spread = regroup(in, dp, 8, 8);
+  CHECK(spread.ranks_per_node == 1);
+  rs = latency_steps(CollKind::reduce_scatter, spread);
+  CHECK(rs.intra == 0);
+  CHECK(rs.inter == 7);
+  // Inside one node nothing crosses the network.
+  const Group node = regroup(in, dp, 8, 1);
+  CHECK(node.nodes() == 1);
+  CHECK(latency_steps(CollKind::all_reduce, node).inter == 0);
+  // A 1 GB reduce-scatter over the 64 ranks: 56 × 8 µs + 7 × 20 µs + (63/64) GB / 50 GB/s.
+  const double t =
+      calls_time(in, CollKind::reduce_scatter, dp, Num::constant(1e9), Num::constant(1)).value();
+  CHECK(t == Approx(56 * 8e-6 + 7 * 20e-6 + (63.0 / 64) * 1e9 / 50e9));
+}
+
+TEST_CASE("ZeRO-3 traffic is sorted by the pass it overlaps", "[overlap]") {
+  const PlanNumbers n = numbers(k_64, {"parallel.zero=3"});
+  const CommDim& dp = n.comm[Dim::dp];
+  REQUIRE(dp.present);
+  // Forward gathers = backward gathers; the reduce-scatter runs with the backward (every
+  // micro-batch: ZeRO-3 synchronizes each one).
+  CHECK(dp.forward_s > 0);
+  CHECK(dp.forward_s == Approx(dp.backward_s));
+  CHECK(dp.sync_s > 0);
+  CHECK(dp.tail_s == 0);
+  CHECK(dp.units == 33);  // 32 layers and the root
+  CHECK(dp.forward_s + dp.backward_s + dp.sync_s == Approx(dp.time_s));
+  // Without resharding the backward gathers nothing.
+  const PlanNumbers keep =
+      numbers(k_64, {"parallel.zero=3", "parallel.reshard_after_forward=false"});
+  CHECK(keep.comm[Dim::dp].backward_s == 0);
+}
+
+TEST_CASE("each unit of traffic hides behind the compute of the unit before it", "[overlap]") {
+  // Fast links: every unit hides but the first of each pass. One micro-batch per GPU, so the
+  // exposed time is one unit of the forward gathers and one of the backward traffic.
+  const std::vector<std::string> one = {"parallel.zero=3", "cluster.nodes=1",
+                                        "training.global_batch=8"};
+  const PlanResult fast = test::plan_text(k_64, one);
+  const PlanNumbers fn = numbers(k_64, one);
+  const CommDim& dp = fn.comm[Dim::dp];
+  CHECK(time_item(fast, "time.comm_exposed") == Approx(dp.time_s / dp.units));
+  // A slow network: at most the compute hides, at least the units' first pieces wait.
+  std::vector<std::string> slow = one;
+  slow.push_back("cluster.inter_node_bandwidth=\"1 GB/s\"");
+  const PlanResult s = test::plan_text(k_64, slow);
+  const PlanNumbers sn = numbers(k_64, slow);
+  const double exposed = time_item(s, "time.comm_exposed");
+  CHECK(exposed <= sn.comm[Dim::dp].time_s);
+  CHECK(exposed >= sn.comm[Dim::dp].time_s - time_item(s, "time.compute"));
+  // No overlap: all of it.
+  std::vector<std::string> none = slow;
+  none.push_back("parallel.overlap_dp=false");
+  CHECK(time_item(test::plan_text(k_64, none), "time.comm_exposed") ==
+        Approx(sn.comm[Dim::dp].time_s));
+}
+
+TEST_CASE("the after-step parameter gather can hide behind the next forward", "[overlap]") {
+  // Megatron-LM --overlap-param-gather: ZeRO-1's all-gather of updated parameters runs layer
+  // by layer ahead of the next step's forward; only its first bucket waits.
+  const std::vector<std::string> z1 = {"parallel.zero=1", "cluster.nodes=1",
+                                       "training.global_batch=8"};
+  std::vector<std::string> hidden = z1;
+  hidden.push_back("parallel.overlap_param_gather=true");
+  const PlanNumbers n = numbers(k_64, z1);
+  const CommDim& dp = n.comm[Dim::dp];
+  REQUIRE(dp.tail_s > 0);
+  const double saved = time_item(test::plan_text(k_64, z1), "time.comm_exposed") -
+                       time_item(test::plan_text(k_64, hidden), "time.comm_exposed");
+  CHECK(saved == Approx(dp.tail_s - dp.tail_s / dp.units));
+  // The traffic itself does not change.
+  CHECK(numbers(k_64, hidden).comm[Dim::dp].time_s == Approx(dp.time_s));
+}
+
+TEST_CASE("TP communication overlap leaves one chunk of each collective exposed", "[overlap]") {
+  // Decomposed collectives (Wang et al. 2022; Transformer Engine's TP comm overlap, PyTorch
+  // AsyncTP) overlap all but one of their tp chunks with the GEMM they feed.
+  const std::vector<std::string> tp = {"parallel.tp=4", "parallel.sequence_parallel=true"};
+  std::vector<std::string> overlapped = tp;
+  overlapped.push_back("parallel.overlap_tp=true");
+  const double tp_s = numbers(k_64, tp).comm[Dim::tp].time_s;
+  REQUIRE(tp_s > 0);
+  const double saved = time_item(test::plan_text(k_64, tp), "time.comm_exposed") -
+                       time_item(test::plan_text(k_64, overlapped), "time.comm_exposed");
+  CHECK(saved == Approx(tp_s * 3 / 4));
+}
+
+TEST_CASE("Megatron-LM's gradient buckets scale with the data-parallel size", "[frameworks]") {
+  // distributed_data_parallel.py: bucket_size = max(40,000,000, 1,000,000 × dp) elements, in
+  // the reduction's dtype (fp32 main_grad by default).
+  const std::vector<std::string> megatron = {"training.framework=\"megatron\"", "parallel.zero=1"};
+  CHECK(bucket(k_64, megatron) == 64e6 * 4);
+  std::vector<std::string> small = megatron;
+  small.push_back("parallel.tp=8");  // dp 8
+  CHECK(bucket(k_64, small) == 40e6 * 4);
+  std::vector<std::string> bf16 = megatron;
+  bf16.push_back("training.reduce_dtype=\"bf16\"");
+  CHECK(bucket(k_64, bf16) == 64e6 * 2);
+  std::vector<std::string> given = megatron;
+  given.push_back("parallel.bucket_size=\"25 MiB\"");
+  CHECK(test::load_text(k_64, given).input.parallel.bucket_size == 25.0 * 1024 * 1024);
+  // Its buckets are views of the contiguous gradient buffer: no bucket copies in memory.
+  auto has_buckets = [](const PlanResult& plan) {
+    const LineItem* t = find_item(plan.stages[0].items, ItemId::temporaries);
+    REQUIRE(t);
+    for (const Term& term : t->terms)
+      if (term.key == "bucket") return true;
+    return false;
+  };
+  CHECK_FALSE(has_buckets(test::plan_text(k_64, megatron)));
+  CHECK(has_buckets(test::plan_text(k_64, {"parallel.zero=1"})));
+}
+
+TEST_CASE("Megatron-LM runs element-wise chains as fused kernels", "[frameworks]") {
+  // The same traffic as torch.compile's fusions: te.LayerNormLinear, bias_swiglu_impl, fused
+  // RoPE and softmax read their inputs and write their outputs once.
+  const PlanInput megatron = test::load_text(k_64, {"training.framework=\"megatron\""}).input;
+  const PlanInput compiled = test::load_text(k_64, {"training.compile=true"}).input;
+  const PlanInput eager = test::load_text(k_64).input;
+  CHECK(megatron.training.fused_elementwise);
+  CHECK_FALSE(eager.training.fused_elementwise);
+  const StageFlops fm = stage_flops(megatron, 32, true);
+  CHECK(fm.elementwise_bytes == Approx(stage_flops(compiled, 32, true).elementwise_bytes));
+  CHECK(fm.elementwise_bytes < stage_flops(eager, 32, true).elementwise_bytes);
+}
+
+TEST_CASE("Transformer Engine saves FP8 GEMM inputs for the weight gradients",
+          "[frameworks][activations]") {
+  // Megatron-LM's FP8 (Transformer Engine): the norms' outputs inside LayerNormLinear /
+  // LayerNormMLP and the SwiGLU output before the down projection are saved as 1-byte FP8, the
+  // attention output (kept in bf16 by flash attention) gets an FP8 copy for the o projection.
+  // Per layer and token: −h (qkv input) − h (MLP input) − f (down input) + q (FP8 copy) bytes.
+  const std::string one_gpu =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 4096\nframework = "
+      "\"megatron\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  const PlanResult bf16 = test::plan_text(one_gpu);
+  const PlanResult fp8 = test::plan_text(one_gpu, {"training.precision=\"fp8\""});
+  const double per_layer_token = -4096.0 - 4096.0 - 14336.0 + 4096.0;
+  CHECK(test::item_value(fp8, "activations") - test::item_value(bf16, "activations") ==
+        Approx(32 * 4096 * per_layer_token));
+  // PyTorch's Float8 (torchao) keeps the 16-bit inputs.
+  const std::string pytorch =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 4096\n[cluster]\n"
+      "gpu = \"h100-sxm5-80gb\"\n";
+  CHECK(test::item_value(test::plan_text(pytorch, {"training.precision=\"fp8\""}), "activations") ==
+        Approx(test::item_value(test::plan_text(pytorch), "activations")));
+}
