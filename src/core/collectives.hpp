@@ -82,6 +82,27 @@ struct LatencySteps {
   double inter = 0;
 };
 LatencySteps latency_steps(CollKind k, const Group& g);
+// The bus bandwidth a group's collective achieves. Inside a node: the link's busbw. Across
+// nodes NCCL spreads its channels over the NICs of every member in a node, so a group with r
+// members per node moves r × the per-GPU NIC rate, up to what the node's own links carry
+// (nccl-tests on 8-GPU A100 nodes with 4 × 200 Gb/s: ~86-96 GB/s busbw against 100 GB/s of NICs,
+// NVIDIA/nccl-tests#119, NVIDIA/nccl#1048).
+template <typename V>
+V group_busbw(const PlanInput& in, CollKind k, const Group& g) {
+  const V own = input<V>(in, g.link.bandwidth_key(k), "busbw", g.link.bandwidth_of(k), "B/s");
+  if (!g.link.inter_node || g.ranks_per_node <= 1) return own;
+  const bool reduce = k == CollKind::all_reduce || k == CollKind::tree_all_reduce;
+  const bool gather_given = !reduce && in.cluster.intra_node_gather_bandwidth > 0;
+  const double node =
+      gather_given ? in.cluster.intra_node_gather_bandwidth : in.cluster.intra_node_bandwidth;
+  const double nics = g.ranks_per_node * g.link.bandwidth_of(k);
+  if (node > 0 && node < nics)
+    return input<V>(
+        in, gather_given ? "cluster.intra_node_gather_bandwidth" : "cluster.intra_node_bandwidth",
+        "busbw", node, "B/s");
+  return V::term("ranks_per_node", g.ranks_per_node, "members per node (their NICs)") * own;
+}
+
 // Time of `calls` calls: calls × (α_intra·intra steps + α_inter·inter steps + volume / B), B
 // the group's busbw.
 template <typename V>
@@ -102,8 +123,7 @@ V calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_b
         V::term("steps", st.inter, "inter-node steps");
     latency = any ? latency + inter : inter;
   }
-  const V transfer = call_volume(k, g.size, message_bytes) /
-                     input<V>(in, g.link.bandwidth_key(k), "busbw", g.link.bandwidth_of(k), "B/s");
+  const V transfer = call_volume(k, g.size, message_bytes) / group_busbw<V>(in, k, g);
   return calls * (latency + transfer);
 }
 

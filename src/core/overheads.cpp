@@ -10,8 +10,10 @@ namespace trainledger {
 namespace {
 
 constexpr const char* k_src_context =
-    "PyTorch maintainers: ~300 MB of driver context and lazily loaded kernels since CUDA 11.7 "
-    "(pytorch/pytorch#107667); per-generation defaults in configs/gpus";
+    "the driver context (~300 MB with lazy loading since CUDA 11.7, pytorch/pytorch#107667) and "
+    "the kernels a training process loads (cuBLAS/cuBLASLt, cuDNN, flash attention, NCCL, "
+    "Triton): about 1-1.5 GiB on A100/H100 under PyTorch (nvidia-smi minus the caching "
+    "allocator's reserved memory); per-GPU defaults in configs/gpus";
 constexpr const char* k_src_nccl =
     "NCCL maintainers: memory grows linearly with channels and with communicators; a ring needs "
     "2 connections, all-to-all one per peer (NVIDIA/nccl#986, #1685: 10 MiB per connection per "

@@ -74,10 +74,24 @@ TEST_CASE("a ring across nodes crosses the network once per node boundary",
   const Group node = regroup(in, dp, 8, 1);
   CHECK(node.nodes() == 1);
   CHECK(latency_steps(CollKind::all_reduce, node).inter == 0);
-  // A 1 GB reduce-scatter over the 64 ranks: 56 × 8 µs + 7 × 20 µs + (63/64) GB / 50 GB/s.
+  // A 1 GB reduce-scatter over the 64 ranks: 56 × 8 µs + 7 × 20 µs of latency; the ring's
+  // channels use the 8 NICs of each node (8 × 50 GB/s), capped by NVLink's 370 GB/s.
   const double t =
       calls_time(in, CollKind::reduce_scatter, dp, Num::constant(1e9), Num::constant(1)).value();
-  CHECK(t == Approx(56 * 8e-6 + 7 * 20e-6 + (63.0 / 64) * 1e9 / 50e9));
+  CHECK(t == Approx(56 * 8e-6 + 7 * 20e-6 + (63.0 / 64) * 1e9 / 370e9));
+}
+
+TEST_CASE("a group moves as much across nodes as its members' NICs carry",
+          "[overlap][collectives]") {
+  // nccl-tests on 8-GPU nodes: multi-node busbw ≈ the node's NIC bandwidth (4 × 200 Gb/s:
+  // 86-96 GB/s measured, NVIDIA/nccl-tests#119, NVIDIA/nccl#1048), not one GPU's share.
+  const PlanInput in = test::load_text(k_64).input;
+  const Group dp = group_of(in, "dp", 64);
+  CHECK(group_busbw<Num>(in, CollKind::all_reduce, dp).value() == 400e9);      // 8 × 50
+  CHECK(group_busbw<Num>(in, CollKind::reduce_scatter, dp).value() == 370e9);  // NVLink cap
+  CHECK(group_busbw<Num>(in, CollKind::all_reduce, regroup(in, dp, 8, 8)).value() == 50e9);
+  CHECK(group_busbw<Num>(in, CollKind::all_reduce, regroup(in, dp, 16, 4)).value() == 100e9);
+  CHECK(group_busbw<Num>(in, CollKind::all_reduce, regroup(in, dp, 8, 1)).value() == 480e9);
 }
 
 TEST_CASE("ZeRO-3 traffic is sorted by the pass it overlaps", "[overlap]") {

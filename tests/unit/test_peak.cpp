@@ -78,7 +78,7 @@ TEST_CASE("fixed overheads: context, NCCL per communicator, fragmentation of the
   const LineItem* ctx = find_item(p.stages[0].items, ItemId::overhead_cuda_context);
   REQUIRE(ctx);
   CHECK(ctx->kind == Kind::assumed);
-  CHECK(ctx->value == 500.0 * 1024 * 1024);  // the H100 preset
+  CHECK(ctx->value == 1.25 * 1024 * 1024 * 1024);  // the H100 preset
   // world, tp, dp, pp: 4 rings of 16 channels × 2 connections × 10 MiB.
   CHECK(test::item_value(p, "overhead.nccl") == 4 * 16 * 2 * 10.0 * 1024 * 1024);
   const StageMemory& st = p.stages[0];
