@@ -63,6 +63,7 @@ enum class ItemId : std::uint8_t {
   time_comm_exposed,
   time_bubble,
   time_optimizer,
+  time_offload,
   time_step,
   pipeline_bubble_fraction,
   throughput_tokens_per_s,

@@ -243,6 +243,8 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.matmul_efficiency = in.number("cluster.matmul_efficiency");
   c.memory_efficiency = in.number("cluster.memory_efficiency");
   c.host_memory = in.number("cluster.host_memory", 0);
+  c.pcie_bandwidth = in.number("cluster.pcie_bandwidth");
+  c.host_memory_bandwidth = in.number("cluster.host_memory_bandwidth");
   c.host_process_memory = in.number("cluster.host_process_memory");
   return c;
 }

@@ -109,6 +109,8 @@ std::vector<KeySpec> build_table() {
     {"cluster", "matmul_efficiency", T::number, "0.7", "achieved share of the dense peak FLOP/s in GEMMs (assumed; GPU presets set it per generation)", Q::count, {}, 0, 1, true},
     {"cluster", "memory_efficiency", T::number, "0.8", "achieved share of HBM bandwidth in element-wise kernels (assumed)", Q::count, {}, 0, 1, true},
     {"cluster", "fragmentation", T::number, "0.1", "allocator reserve as a share of activations, logits and temporaries (assumed)", Q::count, {}, 0, 1},
+    {"cluster", "pcie_bandwidth", T::quantity, "\"25 GB/s\"", "achievable bandwidth between a GPU and host memory, each direction (offload); default: PCIe 4.0 x16 (31.5 GB/s line rate); GPU presets set it", Q::bandwidth, {}, 0, 0, true},
+    {"cluster", "host_memory_bandwidth", T::quantity, "\"200 GB/s\"", "achievable DRAM bandwidth of a node, shared by its ranks' host optimizer steps (offload; assumed: about half of two sockets' 8 DDR4-3200 channels)", Q::bandwidth, {}, 0, 0, true},
     {"cluster", "host_memory", T::quantity, "", "host memory per node (for the host verdict)", Q::bytes, {}, 0, 1e18, true},
     {"cluster", "host_process_memory", T::quantity, "\"3 GiB\"", "host memory per rank for the training process and its libraries (assumed)", Q::bytes},
     // [checkpoint]

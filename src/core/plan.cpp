@@ -149,9 +149,9 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
   }
   set_verdict(r.stages, capacity, r.worst_stage, r.verdict);
   const StageMemory& worst = r.stages[r.worst_stage];
-  const HostOf<Expr> host =
-      host_memory<Expr>(input, r.derived, worst.items,
-                        offloaded_items<Expr>(input, r.derived, place_of(layers, r.worst_stage)));
+  const Items<Expr> offloaded =
+      offloaded_items<Expr>(input, r.derived, place_of(layers, r.worst_stage));
+  const HostOf<Expr> host = host_memory<Expr>(input, r.derived, worst.items, offloaded);
   r.host.items = host.items;
   r.host.peak_bytes = host.peak_bytes;
   r.host.capacity_bytes = input.cluster.host_memory;
@@ -160,7 +160,8 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
     const int busiest = *std::max_element(layers.begin(), layers.end());
     Comm<Expr> comm = communication<Expr>(input, r.derived, busiest, &r.warnings);
     r.communication = std::move(comm.items);
-    r.time = time_items<Expr>(input, r.derived, layers, comm.dims, worst.items, &r.warnings);
+    r.time =
+        time_items<Expr>(input, r.derived, layers, comm.dims, worst.items, offloaded, &r.warnings);
     PlanInput one;
     if (scope.scaling && find_item(r.time, ItemId::throughput_tokens_per_s_per_gpu) &&
         one_node_plan(input, r.derived, one)) {
@@ -186,9 +187,9 @@ void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) 
     out.stages[s] = stage_memory<Num>(input, out.derived, model, place_of(layers, s));
   set_verdict(out.stages, capacity, out.worst_stage, out.verdict);
   const StageNumbers& worst = out.stages[out.worst_stage];
-  const HostOf<Num> host =
-      host_memory<Num>(input, out.derived, worst.items,
-                       offloaded_items<Num>(input, out.derived, place_of(layers, out.worst_stage)));
+  const Items<Num> offloaded =
+      offloaded_items<Num>(input, out.derived, place_of(layers, out.worst_stage));
+  const HostOf<Num> host = host_memory<Num>(input, out.derived, worst.items, offloaded);
   out.host = host.items;
   out.host_peak_bytes = host.peak_bytes;
   out.comm = CommResults{};
@@ -200,7 +201,8 @@ void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) 
   const Comm<Num> comm = communication<Num>(input, out.derived, busiest, nullptr);
   out.comm = comm.dims;
   out.communication = comm.items;
-  out.time = time_items<Num>(input, out.derived, layers, comm.dims, worst.items, nullptr);
+  out.time =
+      time_items<Num>(input, out.derived, layers, comm.dims, worst.items, offloaded, nullptr);
   PlanInput one;
   if (scope.scaling && has_item(out.time, ItemId::throughput_tokens_per_s_per_gpu) &&
       one_node_plan(input, out.derived, one)) {

@@ -28,6 +28,13 @@ constexpr const char* k_src_optimizer =
     "the optimizer step is memory-bound: it reads and writes the master weights and optimizer "
     "state and reads the gradients once (bytes / achieved HBM bandwidth, the same rate as "
     "element-wise kernels)";
+constexpr const char* k_src_offload =
+    "ZeRO-Offload (Ren et al. 2021, §4): gradients reach the host during backward (hidden), "
+    "the host updates the offloaded state (memory-bound: the node's DRAM streams every rank's "
+    "master weights and optimizer state in and out and reads the gradients, bytes / "
+    "cluster.host_memory_bandwidth), and the updated 16-bit parameters return over PCIe; with "
+    "the parameters offloaded too (ZeRO-Infinity) each micro-batch fetches the stage's "
+    "parameters in forward and in backward, layer by layer behind the compute";
 constexpr const char* k_src_mfu =
     "Chowdhery et al. 2022 (PaLM) App. B: MFU counts the model's FLOPs without recomputation; "
     "HFU counts the FLOPs executed";
@@ -167,6 +174,45 @@ V optimizer_time(const PlanInput& in, const Items<V>& worst_items) {
   return V::constant(2) * V::term("state_bytes", state_bytes, "B of state") / hbm_rate<V>(in);
 }
 
+// Host offload: the host optimizer step and the PCIe transfers compute does not hide.
+template <typename V>
+V offload_time(const PlanInput& in, const Derived& d, const Items<V>& offloaded, int layers,
+               double forward_s, double backward_s) {
+  const ParallelSpec& p = in.parallel;
+  if (p.offload == Offload::none || offloaded.empty())
+    return V::term("offload_s", 0, "s (nothing offloaded)");
+  double state = 0;
+  for (const auto& i : offloaded)
+    if (info(i.item).optimizer_io) state += i.value;
+  const int ranks = std::min(in.cluster.gpus_per_node, d.world_size);
+  const V host_bw = input<V>(in, "cluster.host_memory_bandwidth", "host_memory_bandwidth",
+                             in.cluster.host_memory_bandwidth, "B/s host DRAM");
+  const V pcie = input<V>(in, "cluster.pcie_bandwidth", "pcie_bandwidth", in.cluster.pcie_bandwidth,
+                          "B/s PCIe");
+  V t = V::constant(2) * V::term("offloaded_state", state, "B of offloaded state per GPU") *
+        V::term("ranks_per_node", ranks, "ranks sharing the host") / host_bw;
+  const double params_on_host = value_of(offloaded, ItemId::params);
+  const double param_bytes =
+      dtype_bytes(in.training.precision == DType::fp8 ? DType::bf16 : in.training.precision);
+  if (params_on_host <= 0) {
+    // The optimizer's shard of updated 16-bit parameters goes back to the GPU.
+    const double master = value_of(offloaded, ItemId::master);
+    const double m =
+        value_of(offloaded, ItemId::optimizer_m) + value_of(offloaded, ItemId::optimizer_state);
+    const double elements = master > 0 ? master / 4 : m / dtype_bytes(in.training.optimizer_dtype);
+    t = t + V::term("updated_params", elements * param_bytes, "B of updated parameters") / pcie;
+  } else {
+    // Every micro-batch fetches the stage's parameters for its forward and its backward.
+    const double mb = static_cast<double>(d.grad_accum);
+    const double fetch = params_on_host / in.cluster.pcie_bandwidth;
+    const double units = std::max(1, layers) + 1.0;
+    const double exposed =
+        mb * (pipelined(fetch, forward_s, units) + pipelined(fetch, backward_s, units));
+    t = t + V::term("fetch_s", exposed, "s of parameter fetches not hidden");
+  }
+  return t;
+}
+
 // Throughput, MFU and HFU from the step time.
 template <typename V>
 void throughput_items(const PlanInput& in, const Derived& d, const Pace& pc, double peak,
@@ -207,7 +253,8 @@ void throughput_items(const PlanInput& in, const Derived& d, const Pace& pc, dou
 
 template <typename V>
 Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int>& stage_layers,
-                    const CommResults& comm, const Items<V>& worst_items, Warnings* warnings) {
+                    const CommResults& comm, const Items<V>& worst_items, const Items<V>& offloaded,
+                    Warnings* warnings) {
   Items<V> out;
   if (in.model.count_only) return out;
   const double peak = peak_rate(in);
@@ -276,11 +323,20 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   const V optimizer = optimizer_time<V>(in, worst_items);
   out.push_back(make(ItemId::time_optimizer, "optimizer step", Unit::seconds, optimizer,
                      k_src_optimizer, Kind::estimated));
-  const V step = V::term("compute_s", compute.value(), "s compute") +
-                 V::term("recompute_s", recompute.value(), "s recompute") +
-                 V::term("exposed_s", exposed.value(), "s exposed communication") +
-                 V::term("bubble_s", bubble.value(), "s bubble") +
-                 V::term("optimizer_s", optimizer.value(), "s optimizer");
+  const double flops = f.forward + f.backward + f.recompute;
+  const double forward_s = flops > 0 ? pc.slow_s * f.forward / flops : 0;
+  const V offload =
+      offload_time<V>(in, d, offloaded, stage_layers[pc.slow], forward_s, pc.slow_s - forward_s);
+  const bool offloading = in.parallel.offload != Offload::none && !offloaded.empty();
+  if (offloading)
+    out.push_back(make(ItemId::time_offload, "host offload (host optimizer step, PCIe)",
+                       Unit::seconds, offload, k_src_offload, Kind::assumed));
+  V step = V::term("compute_s", compute.value(), "s compute") +
+           V::term("recompute_s", recompute.value(), "s recompute") +
+           V::term("exposed_s", exposed.value(), "s exposed communication") +
+           V::term("bubble_s", bubble.value(), "s bubble") +
+           V::term("optimizer_s", optimizer.value(), "s optimizer");
+  if (offloading) step = step + V::term("offload_s", offload.value(), "s host offload");
   out.push_back(make(ItemId::time_step, "time per optimizer step", Unit::seconds, step,
                      "the sum of the step's parts (docs/formulas.md#step)"));
   const V bubble_fraction =
@@ -295,8 +351,10 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
 }
 
 template Items<Expr> time_items<Expr>(const PlanInput&, const Derived&, const std::vector<int>&,
-                                      const CommResults&, const Items<Expr>&, Warnings*);
+                                      const CommResults&, const Items<Expr>&, const Items<Expr>&,
+                                      Warnings*);
 template Items<Num> time_items<Num>(const PlanInput&, const Derived&, const std::vector<int>&,
-                                    const CommResults&, const Items<Num>&, Warnings*);
+                                    const CommResults&, const Items<Num>&, const Items<Num>&,
+                                    Warnings*);
 
 }  // namespace trainledger

@@ -44,10 +44,11 @@ template <typename V>
 Comm<V> communication(const PlanInput& in, const Derived& d, int layers, Warnings* warnings);
 
 // Time items (time.*, pipeline.bubble_fraction, throughput.*, mfu, hfu, ...). `worst_items`:
-// the worst stage's ledger at its peak.
+// the worst stage's ledger at its peak; `offloaded`: its state kept in host memory.
 template <typename V>
 Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int>& stage_layers,
-                    const CommResults& comm, const Items<V>& worst_items, Warnings* warnings);
+                    const CommResults& comm, const Items<V>& worst_items, const Items<V>& offloaded,
+                    Warnings* warnings);
 
 // Checkpoint size and write time, MTBF, Young's and Daly's intervals, waste, time lost.
 template <typename V>

@@ -178,6 +178,8 @@ json cluster_json(const ClusterSpec& c) {
   j["memory_efficiency"] = c.memory_efficiency;
   j["fragmentation"] = c.fragmentation;
   if (c.host_memory > 0) j["host_memory"] = number(c.host_memory, Unit::bytes);
+  j["pcie_bandwidth"] = c.pcie_bandwidth;
+  j["host_memory_bandwidth"] = c.host_memory_bandwidth;
   j["host_process_memory"] = number(c.host_process_memory, Unit::bytes);
   return j;
 }

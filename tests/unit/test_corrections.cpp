@@ -319,3 +319,34 @@ TEST_CASE("failure rates split by component: per GPU and per node", "[correction
   const PlanResult gpu_only = test::plan_text(plan, {"checkpoint.node_failure_rate=0 /h"});
   CHECK(value_of(gpu_only.reliability, ItemId::mtbf) == Approx(3600 / (8192 * 1e-5)));
 }
+
+TEST_CASE("offloading the optimizer costs the host's step and the PCIe return",
+          "[corrections][time]") {
+  // ZeRO-Offload (Ren et al. 2021, §4). Llama 2 7B, ZeRO-2 over 8 A100s, optimizer offloaded:
+  // each rank's fp32 gradients, master weights, m and v (16 B per parameter of its 1/8 shard)
+  // stream in and out of the node's 200 GB/s of DRAM for all 8 ranks, and the shard's updated
+  // bf16 parameters return over 25 GB/s of PCIe.
+  const double n = 6738415616.0;
+  const std::string plan =
+      "[model]\npreset = \"llama-2-7b\"\n[training]\nseq_len = 4096\n[parallel]\nzero = 2\n"
+      "offload = \"optimizer\"\n[cluster]\ngpu = \"a100-sxm4-80gb\"\n";
+  const PlanResult p = test::plan_text(plan);
+  const LineItem* off = find_item(p.time, ItemId::time_offload);
+  REQUIRE(off);
+  const double host_step = 2 * (16 * n / 8) * 8 / 200e9;
+  const double upload = (n / 8) * 2 / 25e9;
+  CHECK(off->value == Approx(host_step + upload));
+  CHECK(off->kind == Kind::assumed);
+  // Without offload there is no such item and the step is shorter by more than it.
+  const PlanResult on_gpu = test::plan_text(plan, {"parallel.offload=\"none\""});
+  CHECK_FALSE(find_item(on_gpu.time, ItemId::time_offload));
+  CHECK(value_of(p.time, ItemId::time_step) - value_of(on_gpu.time, ItemId::time_step) >
+        0.9 * off->value);
+  // Parameters on the host too: every micro-batch fetches them, so it costs more.
+  const PlanResult params =
+      test::plan_text(plan, {"parallel.zero=3", "parallel.offload=\"optimizer+params\"",
+                             "cluster.pcie_bandwidth=\"5 GB/s\""});
+  const LineItem* fetch = find_item(params.time, ItemId::time_offload);
+  REQUIRE(fetch);
+  CHECK(fetch->value > 2 * (14 * n / 8) * 8 / 200e9);
+}

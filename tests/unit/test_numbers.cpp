@@ -91,7 +91,9 @@ std::vector<std::string> random_sets(std::mt19937& rng) {
   if (rng() % 4 == 0) s.push_back("training.tokens=\"1T\"");
   if (rng() % 4 == 0) s.push_back("checkpoint.format=\"gathered\"");
   if (rng() % 4 == 0) s.push_back("checkpoint.interval=\"2 h\"");
-  if (rng() % 5 == 0) s.push_back("parallel.offload=\"optimizer\"");
+  if (rng() % 5 == 0)
+    s.push_back(std::string("parallel.offload=") +
+                (rng() % 2 ? "\"optimizer\"" : "\"optimizer+params\""));
   if (rng() % 5 == 0) s.push_back("parallel.grad_sync=\"last_micro_batch\"");
   if (rng() % 6 == 0) s.push_back("training.data_workers=4");
   return s;
