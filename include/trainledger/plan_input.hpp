@@ -35,6 +35,7 @@ enum class LoraTarget { q, k, v, o, gate, up, down };
 struct TrainingSpec {
   Framework framework = Framework::generic;
   std::int64_t seq_len = 2048;
+  std::int64_t document_length = 0;  // packed documents' mean length; 0: one per sequence
   std::int64_t micro_batch = 1;
   std::int64_t global_batch = 0;  // sequences per optimizer step
   DType precision = DType::bf16;
@@ -91,6 +92,9 @@ struct ParallelSpec {
   // FSDP2 fully_shard(reshard_after_forward): false keeps every unit gathered from its forward
   // to its backward (no second all-gather; torchtitan's default under pipeline parallelism).
   bool reshard_after_forward = true;
+  // ZeRO-3/FSDP with FP8: the GEMM weights are cast to FP8 on their shard and all-gathered in
+  // FP8 (torchtitan enable_fsdp_float8_all_gather, torchao float8).
+  bool fp8_all_gather = false;
   // Rank order, innermost first: a group whose ranks span more than a node uses the
   // inter-node link.
   std::vector<std::string> placement = {"tp", "cp", "dp", "pp"};

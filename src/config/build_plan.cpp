@@ -66,6 +66,7 @@ bool given(const Resolution& r, const std::string& key) {
 TrainingSpec build_training(Resolution& r, const Reader& in) {
   TrainingSpec t;
   t.seq_len = in.integer("training.seq_len");
+  t.document_length = in.integer("training.document_length", 0);
   t.micro_batch = in.integer("training.micro_batch");
   t.global_batch = in.integer("training.global_batch", 0);
   t.precision = from_string(in.text("training.precision"), DType::bf16);
@@ -174,6 +175,7 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
     }
   }
   p.reshard_after_forward = in.boolean("parallel.reshard_after_forward");
+  p.fp8_all_gather = in.boolean("parallel.fp8_all_gather");
   p.placement = in.get<std::vector<std::string>>("parallel.placement");
   p.overlap_dp = in.boolean("parallel.overlap_dp");
   p.overlap_tp = in.boolean("parallel.overlap_tp");

@@ -41,6 +41,7 @@ std::vector<KeySpec> build_table() {
     {"model", "shared_experts", T::integer, "0", "MoE: always-active shared experts", Q::count, {}, 0, 1000},
     // [training]
     {"training", "seq_len", T::integer, "2048", "sequence length s (tokens)", Q::count, {}, 1, 1e9},
+    {"training", "document_length", T::integer, "", "packed sequences: mean document length; attention stays inside each document (FlashAttention varlen, document masks), so its s² FLOPs use this instead of seq_len; default: seq_len", Q::count, {}, 1, 1e9},
     {"training", "micro_batch", T::integer, "1", "micro-batch b (sequences per GPU per pass)", Q::count, {}, 1, 1e7},
     {"training", "global_batch", T::integer, "", "sequences per optimizer step; default: micro_batch × dp (no accumulation)", Q::count, {}, 1, 1e12},
     {"training", "precision", T::choice, "\"bf16\"", "weights/compute: fp32, or bf16/fp16/fp8 mixed precision", Q::count, dtypes_param},
@@ -81,6 +82,7 @@ std::vector<KeySpec> build_table() {
     {"parallel", "stage_layers", T::int_list, "[]", "uneven split: layers per stage", Q::count, {}, 1, 100000},
     {"parallel", "offload", T::choice, "\"none\"", "ZeRO-Offload to host memory", Q::count, {"none", "optimizer", "optimizer+params"}},
     {"parallel", "bucket_size", T::quantity, "\"25 MiB\"", "DDP / ZeRO-1/2 gradient bucket (PyTorch DDP: 25 MiB; DeepSpeed: reduce_bucket_size)", Q::bytes, {}, 0, 1e15, true},
+    {"parallel", "fp8_all_gather", T::boolean, "false", "ZeRO-3/FSDP with precision fp8: GEMM weights cast to FP8 on their shard and all-gathered in FP8, 1 B per element gathered and held (torchtitan enable_fsdp_float8_all_gather)"},
     {"parallel", "reshard_after_forward", T::boolean, "true", "ZeRO-3/FSDP: free gathered parameters after each unit's forward (true) or keep them to its backward (false: no backward all-gather, the stage's 16-bit weights stay gathered)"},
     {"parallel", "gradient_as_bucket_view", T::boolean, "false", "PyTorch DDP: gradients are views into the buckets (else a second copy)"},
     {"parallel", "placement", T::choice_list, "[\"tp\", \"cp\", \"dp\", \"pp\"]", "rank order, innermost first (ep lives inside dp)", Q::count, {"tp", "cp", "dp", "pp"}},

@@ -113,7 +113,8 @@ struct SyncSet {
   Group group;           // replicas holding the same parameters
   Group shard_group;     // ZeRO/FSDP shard ranks within the group (its link: the ranks' span)
   int shard = 1;
-  std::string_view what;  // "" or "expert "
+  std::string_view what;    // "" or "expert "
+  double matrix_share = 0;  // GEMM weights among `trainable` (FP8 all-gather)
 };
 
 template <typename V>
@@ -122,6 +123,8 @@ void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int lay
   const ParallelSpec& p = in.parallel;
   const double grad_bytes = set.trainable * dtype_bytes(in.training.reduce_dtype);
   const double param_bytes_local = set.trainable * param_bytes(in.training);
+  // What ZeRO-3 gathers: the same weights, the GEMM ones in FP8 with fp8_all_gather.
+  const double gathered_local = set.trainable * gathered_bytes(in, set.matrix_share);
   const double syncs = grad_syncs(in, d);
   const double m = static_cast<double>(d.grad_accum);
   const CollKind ar = p.tree_allreduce ? CollKind::tree_all_reduce : CollKind::all_reduce;
@@ -144,10 +147,10 @@ void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int lay
   } else if (set.shard > 1) {
     // FSDP gathers and reduces one wrapped unit at a time: every layer, and the root.
     units = std::max(1, layers) + 1.0;
-    b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
+    b.add(CollKind::all_gather, shard_group, gathered_local / units, m * units,
           Text(ex, "parameters of one unit (forward)"), CommPhase::forward);
     if (p.reshard_after_forward)
-      b.add(CollKind::all_gather, shard_group, param_bytes_local / units, m * units,
+      b.add(CollKind::all_gather, shard_group, gathered_local / units, m * units,
             Text(ex, "parameters of one unit (backward)"), CommPhase::backward);
     b.add(CollKind::reduce_scatter, shard_group, grad_bytes / units, syncs * units,
           Text(ex, "gradients of one unit"));
@@ -176,7 +179,8 @@ void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int 
   // With ep = 1 the experts are synchronized with the dense parameters.
   const bool split = p.ep > 1 && sp.expert > 0 && full;
   const double dense = full ? (split ? sp.dense : sp.total()) * share : sp.adapters;
-  add_sync<V>(in, d, SyncSet{dense, whole, shard_group, shard, ""}, layers, b, units);
+  const double matrix_share = sp.total() > 0 ? sp.matrix / sp.total() : 0;
+  add_sync<V>(in, d, SyncSet{dense, whole, shard_group, shard, "", matrix_share}, layers, b, units);
   if (split && replicas / p.ep > 1) {
     // The expert-data-parallel ranks are every ep-th data-parallel rank.
     Group experts = regroup(in, whole, replicas / p.ep, whole.stride * p.ep);
@@ -185,9 +189,10 @@ void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int 
     const Group expert_shards =
         regroup(in, shard_group, std::max(1, shard / p.ep), shard_group.stride * p.ep);
     double expert_units = 1;
-    add_sync<V>(in, d,
-                SyncSet{sp.expert * share, experts, expert_shards, expert_shards.size, "expert "},
-                layers, b, expert_units);
+    add_sync<V>(
+        in, d,
+        SyncSet{sp.expert * share, experts, expert_shards, expert_shards.size, "expert ", 1.0},
+        layers, b, expert_units);
   }
   auto label = [&] {
     return "data parallel (" + std::string(p.zero == 0 ? "DDP" : "ZeRO-" + std::to_string(p.zero)) +

@@ -35,7 +35,10 @@ LayerFlops layer_flops(const PlanInput& in) {
     mlp = mats * h * m.expert_ffn * (m.experts_per_token + m.shared_experts) + h * m.experts;
   }
   f.matmul = 2 * T * (attn + mlp) / t;
-  const double s_keys = static_cast<double>(in.training.seq_len);
+  // Packed documents attend only within themselves (FlashAttention varlen, document masks).
+  const std::int64_t doc = in.training.document_length;
+  const double s_keys =
+      static_cast<double>(doc > 0 ? std::min(doc, in.training.seq_len) : in.training.seq_len);
   f.attention = 2 * 2 * T * s_keys * q / t;
   const double f_width = is_moe(m) ? m.expert_ffn * m.experts_per_token : m.ffn;
   f.op_recomputed = 2 * T * (h * kv + q * h + h * f_width) / t;

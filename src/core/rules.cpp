@@ -157,6 +157,11 @@ void check_experts(Violations& in, const PlanInput& p) {
 }
 
 void check_sharding(Violations& in, const PlanInput& p) {
+  if (p.parallel.fp8_all_gather && (p.parallel.zero < 3 || p.training.precision != DType::fp8))
+    in.error("parallel.fp8_all_gather",
+             fmt::format("parallel.fp8_all_gather gathers FP8 weights: it needs parallel.zero = 3 "
+                         "(FSDP) and training.precision = \"fp8\" (zero is {}, precision {})",
+                         p.parallel.zero, to_string(p.training.precision)));
   if (!p.parallel.reshard_after_forward && p.parallel.zero < 3)
     in.error("parallel.reshard_after_forward",
              fmt::format("parallel.reshard_after_forward = false applies to ZeRO-3/FSDP; "

@@ -232,6 +232,11 @@ void add_fp8_copies(const Context& c, const StageParams& sp, Items<V>& out) {
 
 }  // namespace
 
+double gathered_bytes(const PlanInput& in, double matrix_share) {
+  const double b = param_bytes(in.training);
+  return in.parallel.fp8_all_gather ? b - (b - 1) * matrix_share : b;
+}
+
 int param_bytes(const TrainingSpec& t) {
   // FP8 training keeps bf16 weights; the FP8 copies are their own item.
   return t.precision == DType::fp8 ? 2 : dtype_bytes(t.precision);

@@ -16,6 +16,9 @@ Items<V> state_items(const PlanInput& in, const Derived& derived, const StagePar
 
 // Bytes per parameter of the weights a recipe keeps on the GPU.
 int param_bytes(const TrainingSpec& t);
+// Bytes per parameter that ZeRO-3/FSDP gathers (and holds gathered): the 16-bit weights, or
+// with fp8_all_gather the GEMM weights (a share `matrix_share` of the parameters) in 1 byte.
+double gathered_bytes(const PlanInput& in, double matrix_share);
 // Bytes of the fp32 master copy per trainable parameter (0 when there is none).
 int master_bytes(const TrainingSpec& t);
 // Bytes of optimizer state per trainable parameter as saved in a checkpoint.

@@ -30,11 +30,16 @@ struct Parts {
 // gathered in the compute dtype before use and the next one is prefetched.
 template <typename V>
 void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, Parts<V>& parts) {
-  const double bytes = param_bytes(in.training);
-  const double unit = stage_params(in, 1, false, false).total();
+  const StageParams layer = stage_params(in, 1, false, false);
+  const double unit = layer.total();
+  const double bytes = gathered_bytes(in, unit > 0 ? layer.matrix / unit : 0);
   const double root = stage_params(in, 0, place.first, place.last).total();
   const V b = V::term("param_bytes", bytes, "B/param");
-  if (root > 0) parts.add(b * V::term("root_params", root, "root params"), "gathered root unit");
+  // The root (embeddings, LM head) stays in 16 bits: FP8 recipes leave the output layer out.
+  if (root > 0)
+    parts.add(V::term("param_bytes", param_bytes(in.training), "B/param") *
+                  V::term("root_params", root, "root params"),
+              "gathered root unit");
   if (place.layers > 0 && in.training.framework == Framework::deepspeed) {
     // DeepSpeed ZeRO-3 keeps a gathered parameter while it is reused within
     // stage3_max_reuse_distance and holds up to stage3_max_live_parameters (both 1e9

@@ -92,6 +92,7 @@ json training_json(const TrainingSpec& t) {
   json j;
   j["framework"] = std::string(to_string(t.framework));
   j["seq_len"] = t.seq_len;
+  if (t.document_length > 0) j["document_length"] = t.document_length;
   j["micro_batch"] = t.micro_batch;
   j["global_batch"] = t.global_batch;
   j["precision"] = std::string(to_string(t.precision));
@@ -141,6 +142,7 @@ json parallel_json(const ParallelSpec& p) {
   j["bucket_size"] = number(p.bucket_size, Unit::bytes);
   j["gradient_as_bucket_view"] = p.gradient_as_bucket_view;
   j["reshard_after_forward"] = p.reshard_after_forward;
+  j["fp8_all_gather"] = p.fp8_all_gather;
   j["placement"] = p.placement;
   j["overlap_dp"] = p.overlap_dp;
   j["overlap_tp"] = p.overlap_tp;

@@ -56,6 +56,8 @@ std::vector<std::string> random_sets(std::mt19937& rng) {
   if (rng() % 3 == 0) s.push_back("training.compile=true");
   if (rng() % 4 == 0) s.push_back("training.reduce_dtype=\"bf16\"");
   if (rng() % 3 == 0) s.push_back("parallel.overlap_param_gather=true");
+  if (zero == 3 && rng() % 3 == 0) s.push_back("parallel.fp8_all_gather=true");
+  if (rng() % 4 == 0) s.push_back("training.document_length=1024");
   if (rng() % 3 == 0) s.push_back("parallel.overlap_tp=true");
   if (rng() % 4 == 0) s.push_back("parallel.overlap_dp=false");
   if (rng() % 4 == 0) s.push_back("parallel.allreduce=\"tree\"");

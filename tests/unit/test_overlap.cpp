@@ -226,3 +226,51 @@ TEST_CASE("Transformer Engine saves FP8 GEMM inputs for the weight gradients",
   CHECK(test::item_value(test::plan_text(pytorch, {"training.precision=\"fp8\""}), "activations") ==
         Approx(test::item_value(test::plan_text(pytorch), "activations")));
 }
+
+TEST_CASE("FSDP's Float8 all-gather moves and holds the GEMM weights in one byte",
+          "[overlap][fp8]") {
+  // torchtitan enable_fsdp_float8_all_gather (torchao float8): each shard's GEMM weights are
+  // cast to FP8 before the all-gather. Llama 3.1 8B: 6,979,321,856 of 8,030,261,248 parameters
+  // are GEMM weights of the layers; embeddings, norms and the LM head stay in bf16.
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 8192\nprecision = \"fp8\"\n"
+      "global_batch = 8\n[parallel]\nzero = 3\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  const PlanResult bf16 = test::plan_text(plan);
+  const PlanResult fp8 = test::plan_text(plan, {"parallel.fp8_all_gather=true"});
+  auto gather_message = [](const PlanResult& p) {
+    const LineItem* dp = find_item(p.communication, ItemId::comm_dp);
+    REQUIRE(dp);
+    for (const Collective& c : dp->collectives)
+      if (c.collective == "all-gather") return c.message_bytes;
+    FAIL("no all-gather");
+    return 0.0;
+  };
+  const double total = 8030261248.0, matrix = 6979321856.0;
+  CHECK(gather_message(fp8) / gather_message(bf16) == Approx((2 * total - matrix) / (2 * total)));
+  // The gathered layer and the prefetched one are held in FP8: one byte less per GEMM weight.
+  CHECK(test::phase_value(bf16, "temporaries", 0, Phase::forward) -
+            test::phase_value(fp8, "temporaries", 0, Phase::forward) ==
+        Approx(2 * matrix / 32));
+  // Only with FSDP and FP8 training.
+  CHECK_FALSE(test::load_errors(plan, {"parallel.fp8_all_gather=true", "parallel.zero=1"}).empty());
+  CHECK_FALSE(
+      test::load_errors(plan, {"parallel.fp8_all_gather=true", "training.precision=\"bf16\""})
+          .empty());
+}
+
+TEST_CASE("packed documents attend only within themselves", "[overlap][compute]") {
+  // FlashAttention varlen / document masks: a token's keys are its document's, so the s²
+  // FLOPs scale with the document length, not the packed sequence's.
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 8192\n[cluster]\n"
+      "gpu = \"h100-sxm5-80gb\"\n";
+  const PlanInput whole = test::load_text(plan).input;
+  const PlanInput packed = test::load_text(plan, {"training.document_length=2048"}).input;
+  const StageFlops a = stage_flops(whole, 32, true);
+  const StageFlops b = stage_flops(packed, 32, true);
+  CHECK(b.attention == Approx(a.attention / 4));
+  CHECK(a.gemm == b.gemm);
+  // A document longer than the sequence is the sequence.
+  const PlanInput longer = test::load_text(plan, {"training.document_length=100000"}).input;
+  CHECK(stage_flops(longer, 32, true).attention == Approx(a.attention));
+}
