@@ -279,10 +279,11 @@ void ep_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
 }  // namespace
 
 template <typename V>
-Comm<V> communication(const PlanInput& in, const Derived& d, int layers, Warnings* warnings) {
+Comm<V> communication(const PlanInput& in, const Derived& d, int layers, bool first, bool last,
+                      Warnings* warnings) {
   Comm<V> out;
   const ParallelSpec& p = in.parallel;
-  const StageParams sp = stage_params(in, layers, p.pp == 1, true);
+  const StageParams sp = stage_params(in, layers, first, last);
   dp_items<V>(in, d, sp, layers, out);
   tp_items<V>(in, d, layers, out);
   pp_items<V>(in, d, out);
@@ -307,7 +308,8 @@ Comm<V> communication(const PlanInput& in, const Derived& d, int layers, Warning
   return out;
 }
 
-template Comm<Expr> communication<Expr>(const PlanInput&, const Derived&, int, Warnings*);
-template Comm<Num> communication<Num>(const PlanInput&, const Derived&, int, Warnings*);
+template Comm<Expr> communication<Expr>(const PlanInput&, const Derived&, int, bool, bool,
+                                        Warnings*);
+template Comm<Num> communication<Num>(const PlanInput&, const Derived&, int, bool, bool, Warnings*);
 
 }  // namespace trainledger

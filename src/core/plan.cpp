@@ -157,8 +157,9 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
   r.host.capacity_bytes = input.cluster.host_memory;
   r.host.fits = r.host.capacity_bytes <= 0 || r.host.peak_bytes <= r.host.capacity_bytes;
   if (scope.time) {
-    const int busiest = *std::max_element(layers.begin(), layers.end());
-    Comm<Expr> comm = communication<Expr>(input, r.derived, busiest, &r.warnings);
+    const StagePlace pace = place_of(layers, pace_stage(input, layers));
+    Comm<Expr> comm =
+        communication<Expr>(input, r.derived, pace.layers, pace.first, pace.last, &r.warnings);
     r.communication = std::move(comm.items);
     r.time =
         time_items<Expr>(input, r.derived, layers, comm.dims, worst.items, offloaded, &r.warnings);
@@ -197,8 +198,9 @@ void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) 
   out.time.clear();
   out.reliability.clear();
   if (!scope.time) return;
-  const int busiest = *std::max_element(layers.begin(), layers.end());
-  const Comm<Num> comm = communication<Num>(input, out.derived, busiest, nullptr);
+  const StagePlace pace = place_of(layers, pace_stage(input, layers));
+  const Comm<Num> comm =
+      communication<Num>(input, out.derived, pace.layers, pace.first, pace.last, nullptr);
   out.comm = comm.dims;
   out.communication = comm.items;
   out.time =

@@ -72,6 +72,16 @@ V bubble_periods(const PlanInput& in) {
   }
 }
 
+// The one rate of memory-bound kernels (element-wise ops and the optimizer step): HBM
+// bandwidth × the achieved share.
+template <typename V>
+V hbm_rate(const PlanInput& in) {
+  return input<V>(in, "cluster.memory_bandwidth", "memory_bandwidth",
+                  in.cluster.gpu.memory_bandwidth, "B/s HBM") *
+         input<V>(in, "cluster.memory_efficiency", "memory_efficiency",
+                  in.cluster.memory_efficiency, "efficiency");
+}
+
 // Traffic that comes in `units` equal units, each overlapping the compute of the unit before
 // it (a prefetched layer, a bucket reduced while the next is computed): the first unit waits,
 // and each later one exposes what its compute cannot hide.
@@ -108,16 +118,25 @@ struct Pace {
   double slow_s = -1;  // one micro-batch on the slowest stage
 };
 
+// One micro-batch's compute on a stage: its GEMMs, attention and LM head, element-wise kernels.
+double micro_batch_s(const StageFlops& f, const Rates& r) {
+  return (f.gemm + f.recompute_gemm) / r.gemm + (f.core + f.recompute_core) / r.core +
+         (r.hbm > 0 ? (f.elementwise_bytes + f.recompute_elementwise_bytes) / r.hbm : 0.0);
+}
+
+Rates rates_of(const PlanInput& in) {
+  const double peak = peak_rate(in);
+  return Rates{peak * in.cluster.matmul_efficiency, core_peak(in) * in.cluster.matmul_efficiency,
+               hbm_rate<Num>(in).value()};
+}
+
 Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, const Rates& r) {
   Pace p;
   const int pp = static_cast<int>(stage_layers.size());
   p.flops.reserve(pp);
   for (int s = 0; s < pp; ++s) {
     p.flops.push_back(stage_flops(in, stage_layers[s], s == pp - 1));
-    const StageFlops& f = p.flops.back();
-    const double t =
-        (f.gemm + f.recompute_gemm) / r.gemm + (f.core + f.recompute_core) / r.core +
-        (r.hbm > 0 ? (f.elementwise_bytes + f.recompute_elementwise_bytes) / r.hbm : 0.0);
+    const double t = micro_batch_s(p.flops.back(), r);
     if (t > p.slow_s) {
       p.slow_s = t;
       p.slow = s;
@@ -151,16 +170,6 @@ Exposed exposed_traffic(const PlanInput& in, const Derived& d, const CommResults
   const double syncs = p.grad_sync == GradSync::every_micro_batch ? m : 1.0;
   e.dp_s = dp_exposed(in, comm[Dim::dp], forward_s, pc.slow_s - forward_s, m, syncs);
   return e;
-}
-
-// The one rate of memory-bound kernels (element-wise ops and the optimizer step): HBM
-// bandwidth × the achieved share.
-template <typename V>
-V hbm_rate(const PlanInput& in) {
-  return input<V>(in, "cluster.memory_bandwidth", "memory_bandwidth",
-                  in.cluster.gpu.memory_bandwidth, "B/s HBM") *
-         input<V>(in, "cluster.memory_efficiency", "memory_efficiency",
-                  in.cluster.memory_efficiency, "efficiency");
 }
 
 // The optimizer step streams the state it updates through HBM.
@@ -250,6 +259,24 @@ void throughput_items(const PlanInput& in, const Derived& d, const Pace& pc, dou
 }
 
 }  // namespace
+
+int pace_stage(const PlanInput& in, const std::vector<int>& stage_layers) {
+  const int pp = static_cast<int>(stage_layers.size());
+  if (in.model.count_only || peak_rate(in) <= 0)
+    return static_cast<int>(std::max_element(stage_layers.begin(), stage_layers.end()) -
+                            stage_layers.begin());
+  const Rates r = rates_of(in);
+  int slow = 0;
+  double slow_s = -1;
+  for (int s = 0; s < pp; ++s) {
+    const double t = micro_batch_s(stage_flops(in, stage_layers[s], s == pp - 1), r);
+    if (t > slow_s) {
+      slow_s = t;
+      slow = s;
+    }
+  }
+  return slow;
+}
 
 template <typename V>
 Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int>& stage_layers,

@@ -33,15 +33,21 @@ struct StageFlops {
 };
 StageFlops stage_flops(const PlanInput& in, int layers, bool last);
 
-// Per-step communication of the worst stage's layers: each dimension's typed result and the
-// items comm.dp, comm.tp, comm.pp, comm.cp, comm.ep (those that apply).
+// The stage that sets the pipeline's pace: the most compute per micro-batch (the most layers
+// when the step time is not computed).
+int pace_stage(const PlanInput& in, const std::vector<int>& stage_layers);
+
+// Per-step communication of one stage (the pace-setting one): its layers, and whether it holds
+// the embedding (first) and the LM head (last). Each dimension's typed result and the items
+// comm.dp, comm.tp, comm.pp, comm.cp, comm.ep (those that apply).
 template <typename V>
 struct Comm {
   CommResults dims;
   Items<V> items;
 };
 template <typename V>
-Comm<V> communication(const PlanInput& in, const Derived& d, int layers, Warnings* warnings);
+Comm<V> communication(const PlanInput& in, const Derived& d, int layers, bool first, bool last,
+                      Warnings* warnings);
 
 // Time items (time.*, pipeline.bubble_fraction, throughput.*, mfu, hfu, ...). `worst_items`:
 // the worst stage's ledger at its peak; `offloaded`: its state kept in host memory.

@@ -350,3 +350,36 @@ TEST_CASE("offloading the optimizer costs the host's step and the PCIe return",
   REQUIRE(fetch);
   CHECK(fetch->value > 2 * (14 * n / 8) * 8 / 200e9);
 }
+
+TEST_CASE("uneven stages: data-parallel traffic comes from the stage that sets the pace",
+          "[corrections][comm]") {
+  // Llama 3.1 405B split 7, 8 × 14, 7 over 16 stages: a middle stage of 8 layers is the
+  // slowest; its data-parallel traffic is its own parameters', not 8 layers with the LM head.
+  const std::string plan = R"(
+[model]
+preset = "llama-3.1-405b"
+[training]
+seq_len = 8192
+global_batch = 512
+[parallel]
+tp = 8
+pp = 16
+dp = 8
+zero = 1
+stage_layers = [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 128
+)";
+  const PlanResult p = test::plan_text(plan);
+  const LineItem* compute = find_item(p.time, ItemId::time_compute);
+  REQUIRE(compute);
+  CHECK(compute->label.find("slowest stage (1)") != std::string::npos);
+  const LineItem& dp = comm(p, ItemId::comm_dp);
+  double gathered = 0;
+  for (const Collective& c : dp.collectives)
+    if (c.collective == "all-gather") gathered = c.message_bytes;
+  // ZeRO-1 gathers the stage's updated bf16 parameters: stage 1's weights, not the last one's.
+  CHECK(gathered == test::item_value(p, "params", 1));
+  CHECK(gathered != test::item_value(p, "params", 15));
+}
