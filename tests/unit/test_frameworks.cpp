@@ -165,3 +165,18 @@ TEST_CASE("a Megatron-style plan matches Megatron-LM's own theoretical memory",
   const double shard = (2 * layers * h * h * (2 + ffn / h) / pp + h * vocab) / tp;
   CHECK(test::state_bytes(p) == Approx(18 * (shard + s * h)).epsilon(0.001));
 }
+
+TEST_CASE("under autocast eager attention saves its softmax in fp32", "[frameworks]") {
+  // PyTorch's autocast runs softmax in fp32 (the Hugging Face Trainer's fp16/bf16 is autocast):
+  // per layer, heads × s × s × 4 bytes instead of 2. BERT-large shape, batch 4, seq 512.
+  const std::string plan =
+      "[model]\nlayers = 24\nhidden = 1024\nheads = 16\nffn = 4096\nffn_act = \"gelu\"\n"
+      "vocab = 30522\n[training]\nseq_len = 512\nmicro_batch = 4\nprecision = \"fp16\"\n"
+      "attention = \"eager\"\n[cluster]\ngpu = \"v100-sxm2-32gb\"\n";
+  const PlanResult hf =
+      test::plan_text(plan, {"training.framework=\"hf\"", "training.norm_impl=\"fused\""});
+  const PlanResult plain = test::plan_text(plan);
+  const double scores = 16.0 * 4 * 512 * 512;
+  CHECK(test::item_value(hf, "activations") - test::item_value(plain, "activations") ==
+        Approx(24 * scores * 2));
+}
