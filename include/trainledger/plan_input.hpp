@@ -22,7 +22,7 @@ enum class GradSync { every_micro_batch, last_micro_batch };
 enum class Offload { none, optimizer, optimizer_params };
 // How the loss is computed: PyTorch cross-entropy on an fp32 copy of the full logits, or a
 // chunked/fused linear + cross-entropy that never materializes them (Liger, torchtune).
-enum class Loss { standard, chunked };
+enum class Loss { standard, chunked, fused };
 enum class CheckpointFormat { sharded, gathered };
 // The training stack whose conventions a plan follows (docs/formulas.md#frameworks): generic
 // (the source documents' conventions), PyTorch (AMP, DDP, FSDP, torchtitan), Hugging Face
@@ -232,7 +232,9 @@ constexpr std::array<NormKind, 2> all_values(NormKind) {
 constexpr std::array<BiasKind, 3> all_values(BiasKind) {
   return {BiasKind::none, BiasKind::qkv, BiasKind::all};
 }
-constexpr std::array<Loss, 2> all_values(Loss) { return {Loss::standard, Loss::chunked}; }
+constexpr std::array<Loss, 3> all_values(Loss) {
+  return {Loss::standard, Loss::chunked, Loss::fused};
+}
 constexpr std::array<CheckpointFormat, 2> all_values(CheckpointFormat) {
   return {CheckpointFormat::sharded, CheckpointFormat::gathered};
 }

@@ -57,7 +57,7 @@ std::vector<KeySpec> build_table() {
     {"training", "dropout", T::number, "0.0", "dropout probability (masks stored when > 0)", Q::count, {}, 0, 0.99},
     {"training", "norm_impl", T::choice, "\"fused\"", "norms: fused (saves the 16-bit input) or eager (PyTorch code upcasting to fp32, as Hugging Face's LlamaRMSNorm); default: eager under framework hf, else fused", Q::count, {"fused", "eager"}},
     {"training", "compile", T::boolean, "false", "torch.compile: fused element-wise kernels (half the element-wise traffic) and pointwise results recomputed, not saved (the SwiGLU output, fp32 norm copies)"},
-    {"training", "loss", T::choice, "\"standard\"", "standard (cross-entropy on an fp32 copy of the logits) or chunked (fused linear + cross-entropy)", Q::count, {"standard", "chunked"}},
+    {"training", "loss", T::choice, "\"standard\"", "standard (PyTorch cross-entropy on an fp32 copy of the logits), chunked (fused linear + cross-entropy, Liger) or fused (a cross-entropy kernel on the 16-bit logits: flash-attn's CrossEntropyLoss, llm-foundry's fused_crossentropy)", Q::count, {"standard", "chunked", "fused"}},
     {"training", "finetune", T::choice, "\"full\"", "full, lora or qlora", Q::count, {"full", "lora", "qlora"}},
     {"training", "lora_rank", T::integer, "8", "LoRA rank r", Q::count, {}, 1, 65536},
     {"training", "lora_targets", T::choice_list, "[\"q_proj\", \"v_proj\"]", "LoRA target matrices (\"all-linear\" for every one)", Q::count, {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "all-linear"}},

@@ -20,7 +20,8 @@ constexpr const char* k_src_korthikanti =
     "and §5 (selective recompute); tensor list in docs/formulas.md#activations";
 constexpr const char* k_src_loss =
     "PyTorch cross_entropy on an fp32 copy of the logits: log_softmax saves its fp32 output; "
-    "Megatron-LM splits the vocabulary over tp (vocab-parallel cross-entropy)";
+    "Megatron-LM splits the vocabulary over tp (vocab-parallel cross-entropy); a fused kernel "
+    "(flash-attn's CrossEntropyLoss) keeps only the 16-bit logits and a per-row log-sum-exp";
 
 bool offloaded(const PlanInput& in, ItemId id) { return offloaded_under(id, in.parallel.offload); }
 
@@ -101,6 +102,17 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
     out.push_back(make(ItemId::activations_edges,
                        place.last ? "final norm and LM-head inputs" : "embedding side", Unit::bytes,
                        edge_expr, k_src_korthikanti));
+  }
+  if (place.last && in.training.loss == Loss::fused) {
+    // A fused cross-entropy kernel saves the 16-bit logits it reads (and a per-row fp32
+    // log-sum-exp) and computes their gradient from them in backward.
+    const V logits = (V::term("bytes", 2, "B (16-bit)") *
+                          V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
+                          V::term("tp", in.parallel.tp, "tp") +
+                      V::term("lse_bytes", 4, "B (fp32 log-sum-exp)")) *
+                     V::term("tokens", local_tokens(in), "tokens") * loss_in_flight<V>(in, m);
+    out.push_back(make(ItemId::logits, "logits for the fused loss (16-bit)", Unit::bytes, logits,
+                       k_src_loss));
   }
   if (place.last && in.training.loss == Loss::standard) {
     const V logits = V::term("bytes", 4, "B (fp32)") *

@@ -128,7 +128,17 @@ std::string_view to_string(BiasKind b) {
   return "?";
 }
 
-std::string_view to_string(Loss l) { return l == Loss::standard ? "standard" : "chunked"; }
+std::string_view to_string(Loss l) {
+  switch (l) {
+    case Loss::standard:
+      return "standard";
+    case Loss::chunked:
+      return "chunked";
+    case Loss::fused:
+      return "fused";
+  }
+  return "?";
+}
 
 std::string_view to_string(Framework f) {
   switch (f) {

@@ -82,6 +82,13 @@ void loss_parts(const PlanInput& in, bool backward, Parts<V>& parts) {
               "one chunk of logits");
     return;
   }
+  if (in.training.loss == Loss::fused) {
+    // flash-attn's CrossEntropyLoss: no fp32 copy; backward writes a 16-bit gradient.
+    if (backward)
+      parts.add(V::term("bytes", 2, "B (16-bit)") * tokens * vocab,
+                "the logits' gradient for the output layer");
+    return;
+  }
   if (in.training.framework == Framework::megatron) {
     // Megatron-LM's vocab-parallel cross-entropy works in place on its fp32 copy of the logits
     // (the saved softmax becomes the gradient: tensor_parallel/cross_entropy.py); besides

@@ -88,7 +88,8 @@ std::vector<std::string> random_sets(std::mt19937& rng) {
   const std::string ft = pick(rng, std::vector<std::string>{"full", "full", "lora", "qlora"});
   s.push_back("training.finetune=\"" + ft + "\"");
   if (ft != "full") s.push_back("training.lora_targets=[\"q_proj\", \"v_proj\", \"down_proj\"]");
-  if (rng() % 3 == 0) s.push_back("training.loss=\"chunked\"");
+  if (rng() % 3 == 0)
+    s.push_back(std::string("training.loss=") + (rng() % 2 ? "\"chunked\"" : "\"fused\""));
   if (rng() % 4 == 0) s.push_back("training.dropout=0.1");
   if (rng() % 4 == 0) s.push_back("training.tokens=\"1T\"");
   if (rng() % 4 == 0) s.push_back("checkpoint.format=\"gathered\"");

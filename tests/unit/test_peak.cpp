@@ -140,3 +140,21 @@ TEST_CASE("max seq_len respects cp and sequence-parallel multiples", "[peak][max
   const MaxFit none = find_max(loaded.input, MaxKnob::seq_len, 1e9);  // 1 GB: nothing fits
   CHECK_FALSE(none.found);
 }
+
+TEST_CASE("a fused cross-entropy keeps only the 16-bit logits", "[peak][logits]") {
+  // flash-attn's CrossEntropyLoss (llm-foundry's fused_crossentropy): the saved 16-bit logits
+  // and a per-row fp32 log-sum-exp; backward writes a 16-bit gradient. 4096 tokens, 32,000
+  // vocabulary entries: 2 B per logit + 4 B per token instead of 4 B per logit saved, and
+  // 2 B per logit instead of 8 in backward.
+  const std::string plan =
+      "[model]\npreset = \"llama-2-7b\"\n[training]\nseq_len = 4096\nloss = \"fused\"\n"
+      "[cluster]\ngpu = \"h100-sxm5-80gb\"\ngpus_per_node = 1\n";
+  const PlanResult p = test::plan_text(plan);
+  const double logits = 4096.0 * 32000;
+  CHECK(test::item_value(p, "logits") == 2 * logits + 4 * 4096.0);
+  const PlanResult standard = test::plan_text(plan, {"training.loss=\"standard\""});
+  CHECK(test::item_value(standard, "logits") == 4 * logits);
+  CHECK(test::phase_value(standard, "temporaries", 0, Phase::backward) -
+            test::phase_value(p, "temporaries", 0, Phase::backward) ==
+        Approx(6 * logits));
+}
