@@ -77,8 +77,6 @@ Group regroup(const PlanInput& in, const Group& base, int size, int stride) {
     g.link.gather_bandwidth = in.cluster.intra_node_gather_bandwidth;
     g.link.gather_given = true;
   }
-  g.link.latency =
-      g.link.inter_node ? in.cluster.inter_node_latency : in.cluster.intra_node_latency;
   return g;
 }
 

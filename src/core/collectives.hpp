@@ -15,7 +15,6 @@ struct Link {
   double bandwidth = 0;         // achievable busbw per GPU, bytes/s
   double gather_bandwidth = 0;  // the same for all-gather, reduce-scatter, all-to-all, send/recv
   bool gather_given = false;    // gather_bandwidth has its own key
-  double latency = 0;           // s per step
   std::string_view bandwidth_key() const {
     return inter_node ? "cluster.inter_node_bandwidth" : "cluster.intra_node_bandwidth";
   }
@@ -26,9 +25,6 @@ struct Link {
   std::string_view bandwidth_key(CollKind k) const {
     const bool reduce = k == CollKind::all_reduce || k == CollKind::tree_all_reduce;
     return !reduce && gather_given ? "cluster.intra_node_gather_bandwidth" : bandwidth_key();
-  }
-  std::string_view latency_key() const {
-    return inter_node ? "cluster.inter_node_latency" : "cluster.intra_node_latency";
   }
   std::string_view name() const { return inter_node ? "inter-node" : "intra-node"; }
 };

@@ -115,7 +115,8 @@ double dp_exposed(const PlanInput& in, const CommDim& dp, double forward_s, doub
 struct Pace {
   std::vector<StageFlops> flops;  // per stage
   int slow = 0;
-  double slow_s = -1;  // one micro-batch on the slowest stage
+  double slow_s = -1;    // one micro-batch on the slowest stage
+  double forward_s = 0;  // its forward (the rest is the backward with its recompute)
 };
 
 // One micro-batch's compute on a stage: its GEMMs, attention and LM head, element-wise kernels.
@@ -142,6 +143,9 @@ Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, const Rates
       p.slow = s;
     }
   }
+  const StageFlops& f = p.flops[p.slow];
+  const double flops = f.forward + f.backward + f.recompute;
+  p.forward_s = flops > 0 ? p.slow_s * f.forward / flops : 0;
   return p;
 }
 
@@ -164,11 +168,8 @@ Exposed exposed_traffic(const PlanInput& in, const Derived& d, const CommResults
   e.cp_s = p.overlap_cp ? std::max(0.0, comm[Dim::cp].time_s - m * f.attention / r.core)
                         : comm[Dim::cp].time_s;
   e.pp_s = comm[Dim::pp].time_s;
-  // One micro-batch's forward and backward (with its recompute) on the slowest stage.
-  const double flops = f.forward + f.backward + f.recompute;
-  const double forward_s = flops > 0 ? pc.slow_s * f.forward / flops : 0;
   const double syncs = p.grad_sync == GradSync::every_micro_batch ? m : 1.0;
-  e.dp_s = dp_exposed(in, comm[Dim::dp], forward_s, pc.slow_s - forward_s, m, syncs);
+  e.dp_s = dp_exposed(in, comm[Dim::dp], pc.forward_s, pc.slow_s - pc.forward_s, m, syncs);
   return e;
 }
 
@@ -292,9 +293,8 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
                           " (cluster.peak_flops): step time is not computed");
     return out;
   }
-  const double rate = peak * in.cluster.matmul_efficiency;
-  const double hbm = hbm_rate<Num>(in).value();
-  const Rates rates{rate, core_peak(in) * in.cluster.matmul_efficiency, hbm};
+  const Rates rates = rates_of(in);
+  const double hbm = rates.hbm;
   const int pp = static_cast<int>(stage_layers.size());
   const double m = static_cast<double>(d.grad_accum);
   const Pace pc = pace(in, stage_layers, rates);
@@ -350,10 +350,8 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   const V optimizer = optimizer_time<V>(in, worst_items);
   out.push_back(make(ItemId::time_optimizer, "optimizer step", Unit::seconds, optimizer,
                      k_src_optimizer, Kind::estimated));
-  const double flops = f.forward + f.backward + f.recompute;
-  const double forward_s = flops > 0 ? pc.slow_s * f.forward / flops : 0;
-  const V offload =
-      offload_time<V>(in, d, offloaded, stage_layers[pc.slow], forward_s, pc.slow_s - forward_s);
+  const V offload = offload_time<V>(in, d, offloaded, stage_layers[pc.slow], pc.forward_s,
+                                    pc.slow_s - pc.forward_s);
   const bool offloading = in.parallel.offload != Offload::none && !offloaded.empty();
   if (offloading)
     out.push_back(make(ItemId::time_offload, "host offload (host optimizer step, PCIe)",

@@ -24,6 +24,29 @@ gpu = "h100-sxm5-80gb"
 nodes = 2
 )";
 
+// Llama 3 405B as Dubey et al. 2024 (§3.3.2) trained it on 8,192 H100s: tp 8, pp 16, dp 64,
+// seq 8192, 16 M tokens per step, the first and last stages one layer short.
+const std::string k_llama3_405b = R"(
+[model]
+preset = "llama-3.1-405b"
+[training]
+seq_len = 8192
+micro_batch = 1
+global_batch = 2048
+framework = "megatron"
+[parallel]
+tp = 8
+pp = 16
+dp = 64
+sequence_parallel = true
+zero = 3
+reshard_after_forward = false
+stage_layers = [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 1024
+)";
+
 const LineItem& comm(const PlanResult& p, ItemId id) {
   const LineItem* i = find_item(p.communication, id);
   REQUIRE(i);
@@ -256,26 +279,7 @@ TEST_CASE("Llama 3 405B's 8,192-GPU layout fits in 80 GB once gradients are shar
   // seq 8192, 16 M tokens per step, first and last stages one layer short; FSDP shards
   // optimizer state and gradients and does not reshard after forward. With ZeRO-1 (fp32
   // gradients held whole) the planner said 99 GiB; sharded gradients and fused kernels fit.
-  const std::string plan = R"(
-[model]
-preset = "llama-3.1-405b"
-[training]
-seq_len = 8192
-micro_batch = 1
-global_batch = 2048
-framework = "megatron"
-[parallel]
-tp = 8
-pp = 16
-dp = 64
-sequence_parallel = true
-zero = 3
-reshard_after_forward = false
-stage_layers = [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]
-[cluster]
-gpu = "h100-sxm5-80gb"
-nodes = 1024
-)";
+  const std::string plan = k_llama3_405b;
   const PlanResult p = test::plan_text(plan);
   CHECK(p.verdict.fits);
   CHECK(p.verdict.worst_stage == 1);  // 15 micro-batches of 8 layers in flight
@@ -355,23 +359,9 @@ TEST_CASE("uneven stages: data-parallel traffic comes from the stage that sets t
           "[corrections][comm]") {
   // Llama 3.1 405B split 7, 8 × 14, 7 over 16 stages: a middle stage of 8 layers is the
   // slowest; its data-parallel traffic is its own parameters', not 8 layers with the LM head.
-  const std::string plan = R"(
-[model]
-preset = "llama-3.1-405b"
-[training]
-seq_len = 8192
-global_batch = 512
-[parallel]
-tp = 8
-pp = 16
-dp = 8
-zero = 1
-stage_layers = [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]
-[cluster]
-gpu = "h100-sxm5-80gb"
-nodes = 128
-)";
-  const PlanResult p = test::plan_text(plan);
+  const PlanResult p = test::plan_text(
+      k_llama3_405b, {"parallel.zero=1", "parallel.reshard_after_forward=true", "parallel.dp=8",
+                      "cluster.nodes=128", "training.global_batch=512"});
   const LineItem* compute = find_item(p.time, ItemId::time_compute);
   REQUIRE(compute);
   CHECK(compute->label.find("slowest stage (1)") != std::string::npos);
