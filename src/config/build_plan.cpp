@@ -63,6 +63,15 @@ bool given(const Resolution& r, const std::string& key) {
   return it != r.settings.end() && it->second.origin.what != "default";
 }
 
+// The stack a plan names, with the other names people use for it.
+std::string framework_name(const Reader& in) {
+  const std::string f = in.text("training.framework");
+  if (f == "torchtitan" || f == "fsdp") return "pytorch";
+  if (f == "hf-trainer") return "hf";
+  if (f == "nemo" || f == "megatron-core") return "megatron";
+  return f;
+}
+
 TrainingSpec build_training(Resolution& r, const Reader& in) {
   TrainingSpec t;
   t.seq_len = in.integer("training.seq_len");
@@ -71,7 +80,7 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.global_batch = in.integer("training.global_batch", 0);
   t.precision = from_string(in.text("training.precision"), DType::bf16);
   t.master_weights = in.boolean("training.master_weights");
-  t.framework = from_string(in.text("training.framework"), Framework::pytorch);
+  t.framework = from_string(framework_name(in), Framework::pytorch);
   if (in.has("training.grad_dtype")) {
     t.grad_dtype = from_string(in.text("training.grad_dtype"), DType::bf16);
   } else {
@@ -155,7 +164,7 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
     p.stage_layers.push_back(static_cast<int>(n));
   p.offload = from_string(in.text("parallel.offload"), Offload::none);
   p.bucket_size = in.number("parallel.bucket_size");
-  if (!given(r, "parallel.bucket_size") && in.text("training.framework") == "deepspeed") {
+  if (!given(r, "parallel.bucket_size") && framework_name(in) == "deepspeed") {
     // DeepSpeed's reduce_bucket_size and allgather_bucket_size default to 5e8 elements
     // (deepspeed/runtime/zero/config.py), in the gradients' dtype.
     const std::string grad = in.has("training.grad_dtype") ? in.text("training.grad_dtype") : "";
@@ -165,7 +174,7 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
            fmt::format("\"{:.0f} MB\"", p.bucket_size / 1e6));
   }
   p.gradient_as_bucket_view = in.boolean("parallel.gradient_as_bucket_view");
-  if (in.text("training.framework") == "megatron") {
+  if (framework_name(in) == "megatron") {
     // Megatron-Core's DDP keeps every gradient in one contiguous buffer that its buckets are
     // views of (param_and_grad_buffer.py), buckets of max(4e7, 1e6 × data-parallel size)
     // elements (distributed_data_parallel.py); the buffer holds the reduction's dtype.

@@ -180,3 +180,20 @@ TEST_CASE("under autocast eager attention saves its softmax in fp32", "[framewor
   CHECK(test::item_value(hf, "activations") - test::item_value(plain, "activations") ==
         Approx(24 * scores * 2));
 }
+
+TEST_CASE("the stacks' other names select their conventions", "[frameworks]") {
+  for (const auto& [alias, framework] :
+       std::vector<std::pair<std::string, Framework>>{{"torchtitan", Framework::pytorch},
+                                                      {"fsdp", Framework::pytorch},
+                                                      {"hf-trainer", Framework::hf},
+                                                      {"nemo", Framework::megatron},
+                                                      {"megatron-core", Framework::megatron}}) {
+    INFO(alias);
+    const PlanInput in =
+        test::load_text(k_7b_one_gpu, {"training.framework=\"" + alias + "\""}).input;
+    CHECK(in.training.framework == framework);
+  }
+  // NeMo's buckets follow Megatron-Core's rule, as under "megatron".
+  CHECK(test::load_text(k_7b_one_gpu, {"training.framework=\"nemo\""}).input.parallel.bucket_size ==
+        4e7 * 4);
+}
