@@ -141,7 +141,15 @@ void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel<V>&
   }
   // Megatron-Core's buckets are views of its contiguous gradient buffer: no copies.
   if ((p.zero == 1 || p.zero == 2) && replicated && in.training.framework != Framework::megatron) {
-    parts.add(V::term("bucket", p.bucket_size, "B") * V::term("buckets", 2, "buckets"),
+    // DeepSpeed's ZeRO optimizer (stage_1_and_2.py: 16-bit gradients; bf16 at ZeRO-1 runs
+    // BF16_Optimizer instead) with overlap_comm holds 4.5 × its reduce and all-gather buckets
+    // (Hugging Face's DeepSpeed guide: 5e8 × 2 B × 2 × 4.5 = 9 GB at the default sizes).
+    const bool deepspeed_overlap = in.training.framework == Framework::deepspeed && p.overlap_dp &&
+                                   in.training.grad_dtype != DType::fp32;
+    parts.add(V::term("bucket", p.bucket_size, "B") *
+                  V::term("buckets", deepspeed_overlap ? 9 : 2,
+                          deepspeed_overlap ? "buckets (overlap_comm: 4.5 × reduce + all-gather)"
+                                            : "buckets"),
               "gradient buckets in flight");
   }
   if (p.zero >= 2 && p.grad_sync == GradSync::last_micro_batch && d.grad_accum > 1) {

@@ -60,11 +60,22 @@ TEST_CASE("DeepSpeed: fp32 gradients under BF16_Optimizer, 5e8-element buckets",
                                      "cluster.gpus_per_node=8", "parallel.dp=8"});
   CHECK(z2.input.training.grad_dtype == DType::bf16);
   CHECK(z2.input.parallel.bucket_size == 5e8 * 2);
-  // Two buckets in flight are real memory in backward: 2 GB.
+  // The buckets are real memory in backward. With overlap_comm DeepSpeed holds 4.5 × its
+  // reduce and all-gather buckets (Hugging Face's DeepSpeed guide: 5e8 × 2 B × 2 × 4.5 =
+  // 9 GB); without it two buckets, 2 GB (PyTorch's: two of 25 MiB).
   const PlanResult generic = test::plan_text(
       k_7b_one_gpu, {"parallel.zero=2", "cluster.gpus_per_node=8", "parallel.dp=8"});
   CHECK(test::phase_value(z2, "temporaries", 0, Phase::backward) -
             test::phase_value(generic, "temporaries", 0, Phase::backward) ==
+        9e9 - 2 * 25.0 * 1024 * 1024);
+  const PlanResult z2_no_overlap = test::plan_text(
+      k_7b_one_gpu, {"training.framework=\"deepspeed\"", "parallel.zero=2",
+                     "cluster.gpus_per_node=8", "parallel.dp=8", "parallel.overlap_dp=false"});
+  const PlanResult generic_no_overlap = test::plan_text(
+      k_7b_one_gpu,
+      {"parallel.zero=2", "cluster.gpus_per_node=8", "parallel.dp=8", "parallel.overlap_dp=false"});
+  CHECK(test::phase_value(z2_no_overlap, "temporaries", 0, Phase::backward) -
+            test::phase_value(generic_no_overlap, "temporaries", 0, Phase::backward) ==
         2 * (1e9 - 25.0 * 1024 * 1024));
 }
 
