@@ -187,10 +187,21 @@ Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryMode
       if (master_bytes(in.training) > 0 && in.training.grad_dtype != DType::fp32) {
         const double grads = value_of(state, ItemId::grads);
         const double shard = in.parallel.zero == 1 ? d.shard_group : 1;
-        parts.add(V::term("grad_elements", grads / dtype_bytes(in.training.grad_dtype) / shard,
-                          "gradient elements") *
-                      V::term("bytes", 4, "B"),
-                  "fp32 copy of the gradient shard for the update");
+        double elements = grads / dtype_bytes(in.training.grad_dtype) / shard;
+        if (in.training.framework == Framework::deepspeed) {
+          // DeepSpeed flattens the partition's 16-bit gradients, then copies them to fp32
+          // (stage_1_and_2.py; stage3.py _prepare_fp32_grad_for_sub_group does it one
+          // sub_group_size = 1e9 elements at a time).
+          if (in.parallel.zero >= 3) elements = std::min(elements, 1e9);
+          parts.add(V::term("grad_elements", elements, "gradient elements (≤ sub_group_size)") *
+                        V::term("bytes", 4 + dtype_bytes(in.training.grad_dtype),
+                                "B (fp32 copy + flattened 16-bit)"),
+                    "fp32 copy of the gradient partition for the update");
+        } else {
+          parts.add(
+              V::term("grad_elements", elements, "gradient elements") * V::term("bytes", 4, "B"),
+              "fp32 copy of the gradient shard for the update");
+        }
       }
       break;
     case Phase::checkpoint:

@@ -208,3 +208,18 @@ TEST_CASE("the stacks' other names select their conventions", "[frameworks]") {
   CHECK(test::load_text(k_7b_one_gpu, {"training.framework=\"nemo\""}).input.parallel.bucket_size ==
         4e7 * 4);
 }
+
+TEST_CASE("DeepSpeed upcasts the gradient partition one sub-group at a time", "[frameworks]") {
+  // stage3.py _prepare_fp32_grad_for_sub_group: the sub-group's 16-bit gradients are flattened
+  // and copied to fp32, sub_group_size = 1e9 elements at most. Llama 2 70B over 8 GPUs: the
+  // 8.6e9-element partition is upcast 1e9 elements at a time (6 GB), not all at once.
+  const std::string plan =
+      "[model]\npreset = \"llama-2-70b\"\n[training]\nseq_len = 2048\nframework = "
+      "\"deepspeed\"\n[parallel]\nzero = 3\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  const PlanResult p = test::plan_text(plan);
+  CHECK(test::phase_value(p, "temporaries", 0, Phase::optimizer) == 1e9 * (4 + 2));
+  // ZeRO-2 upcasts its whole partition.
+  const PlanResult z2 = test::plan_text(plan, {"parallel.zero=2"});
+  const double partition = test::item_value(z2, "grads") / 2;
+  CHECK(test::phase_value(z2, "temporaries", 0, Phase::optimizer) == Approx(partition * 6));
+}
