@@ -49,6 +49,9 @@ void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, P
     const double live = std::max(2 * unit, std::min(1e9, place.layers * unit));
     parts.add(b * V::term("live_params", live, "params (≤ stage3_max_live_parameters)"),
               "gathered parameters kept for reuse");
+    // Parameters fetched ahead of their use: stage3_prefetch_bucket_size (5e7 elements).
+    parts.add(b * V::term("prefetch_params", 5e7, "params (stage3_prefetch_bucket_size)"),
+              "prefetched parameters");
     if (backward)
       parts.add(V::term("bucket", in.parallel.bucket_size, "B"), "contiguous reduce bucket");
     return;

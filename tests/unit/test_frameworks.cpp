@@ -119,16 +119,17 @@ TEST_CASE("Hugging Face Trainer: eager RMSNorm keeps fp32 copies", "[frameworks]
 TEST_CASE("DeepSpeed ZeRO-3 keeps up to 1e9 gathered parameters and one reduce bucket",
           "[frameworks]") {
   // deepspeed/runtime/zero/config.py: stage3_max_live_parameters = stage3_max_reuse_distance =
-  // 1e9; stage3.py allocates a contiguous reduce bucket of reduce_bucket_size elements.
+  // 1e9, stage3_prefetch_bucket_size = 5e7; stage3.py allocates a contiguous reduce bucket of
+  // reduce_bucket_size elements.
   const std::string z3 = k_7b_one_gpu + "[parallel]\nzero = 3\n";
   const PlanResult ds = test::plan_text(
       z3, {"cluster.gpus_per_node=8", "training.framework=\"deepspeed\"", "training.seq_len=512"});
   const PlanResult fsdp = test::plan_text(z3, {"cluster.gpus_per_node=8", "training.seq_len=512"});
-  // Llama 2 7B: 32 layers of 202 M parameters; 1e9 elements of bf16 live against FSDP's two
-  // layers, plus a 1 GB bucket against one layer's fp32 gradients.
+  // Llama 2 7B: 32 layers of 202 M parameters; 1e9 elements of bf16 live and 5e7 prefetched
+  // against FSDP's two layers, plus a 1 GB bucket against one layer's fp32 gradients.
   const double layer = 202383360;
   const double fsdp_gathers = 2 * 2 * layer + 4 * layer;
-  const double ds_gathers = 2 * 1e9 + 2 * 5e8;
+  const double ds_gathers = 2 * 1e9 + 2 * 5e7 + 2 * 5e8;
   const double diff = test::phase_value(ds, "temporaries", 0, Phase::backward) -
                       test::phase_value(fsdp, "temporaries", 0, Phase::backward);
   CHECK(diff == Approx(ds_gathers - fsdp_gathers).epsilon(1e-6));
