@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "activations.hpp"
+#include "state.hpp"
 #include "timing.hpp"
 
 namespace trainledger {
@@ -117,7 +118,8 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   const double none_bytes = layer_bytes(in, Recompute::none);
   // A fused cross-entropy kernel reads the 16-bit logits twice and writes their gradient once.
   const double loss_bytes = in.training.loss == Loss::fused ? 6.0 : 22.0;
-  const double loss = last ? loss_bytes * T * static_cast<double>(m.vocab) / in.parallel.tp : 0;
+  const double loss =
+      last ? loss_bytes * T * static_cast<double>(m.vocab) / loss_vocab_split(in) : 0;
   // Fused element-wise kernels (torch.compile, Megatron-LM with Transformer Engine) read their
   // inputs and write their outputs once: assumed to halve the traffic (measured on torchtitan
   // Llama 3.1 8B: +16 % throughput; the cases are in docs/accuracy.md, not used to set it).

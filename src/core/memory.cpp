@@ -106,11 +106,12 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
   if (place.last && in.training.loss == Loss::fused) {
     // A fused cross-entropy kernel saves the 16-bit logits it reads (and a per-row fp32
     // log-sum-exp) and computes their gradient from them in backward.
-    const V logits = (V::term("bytes", 2, "B (16-bit)") *
-                          V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
-                          V::term("tp", in.parallel.tp, "tp") +
-                      V::term("lse_bytes", 4, "B (fp32 log-sum-exp)")) *
-                     V::term("tokens", local_tokens(in), "tokens") * loss_in_flight<V>(in, m);
+    const V logits =
+        (V::term("bytes", 2, "B (16-bit)") *
+             V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
+             V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over") +
+         V::term("lse_bytes", 4, "B (fp32 log-sum-exp)")) *
+        V::term("tokens", local_tokens(in), "tokens") * loss_in_flight<V>(in, m);
     out.push_back(make(ItemId::logits, "logits for the fused loss (16-bit)", Unit::bytes, logits,
                        k_src_loss));
   }
@@ -118,7 +119,8 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
     const V logits = V::term("bytes", 4, "B (fp32)") *
                      V::term("tokens", local_tokens(in), "tokens") *
                      V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
-                     V::term("tp", in.parallel.tp, "tp") * loss_in_flight<V>(in, m);
+                     V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over") *
+                     loss_in_flight<V>(in, m);
     out.push_back(
         make(ItemId::logits, "log-probs for the loss (fp32)", Unit::bytes, logits, k_src_loss));
   }

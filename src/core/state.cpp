@@ -232,6 +232,10 @@ void add_fp8_copies(const Context& c, const StageParams& sp, Items<V>& out) {
 
 }  // namespace
 
+int loss_vocab_split(const PlanInput& in) {
+  return in.training.framework == Framework::hf ? 1 : in.parallel.tp;
+}
+
 double gathered_bytes(const PlanInput& in, double matrix_share) {
   const double b = param_bytes(in.training);
   return in.parallel.fp8_all_gather ? b - (b - 1) * matrix_share : b;

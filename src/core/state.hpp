@@ -19,6 +19,10 @@ int param_bytes(const TrainingSpec& t);
 // Bytes per parameter that ZeRO-3/FSDP gathers (and holds gathered): the 16-bit weights, or
 // with fp8_all_gather the GEMM weights (a share `matrix_share` of the parameters) in 1 byte.
 double gathered_bytes(const PlanInput& in, double matrix_share);
+// The ranks the loss's vocabulary is split over: tp for a vocab-parallel cross-entropy
+// (Megatron-LM, torchtitan's loss_parallel, Megatron-DeepSpeed), 1 where the LM head's output
+// is gathered to every TP rank (Hugging Face's tp_plan: lm_head "colwise_rep").
+int loss_vocab_split(const PlanInput& in);
 // Bytes of the fp32 master copy per trainable parameter (0 when there is none).
 int master_bytes(const TrainingSpec& t);
 // Bytes of optimizer state per trainable parameter as saved in a checkpoint.

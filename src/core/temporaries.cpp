@@ -75,7 +75,7 @@ template <typename V>
 void loss_parts(const PlanInput& in, bool backward, Parts<V>& parts) {
   const V tokens = V::term("tokens", local_tokens(in), "tokens");
   const V vocab = V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
-                  V::term("tp", in.parallel.tp, "tp");
+                  V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over");
   if (in.training.loss == Loss::chunked) {
     // Liger-style fused linear cross-entropy: chunks of tokens / ceil(V / h).
     const double chunks = std::ceil(static_cast<double>(in.model.vocab) / in.model.hidden);

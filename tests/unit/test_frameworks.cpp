@@ -224,3 +224,16 @@ TEST_CASE("DeepSpeed upcasts the gradient partition one sub-group at a time", "[
   const double partition = test::item_value(z2, "grads") / 2;
   CHECK(test::phase_value(z2, "temporaries", 0, Phase::optimizer) == Approx(partition * 6));
 }
+
+TEST_CASE("Hugging Face's tensor parallelism gathers the logits to every rank", "[frameworks]") {
+  // transformers' tp_plan shards lm_head column-wise and gathers its output ("colwise_rep"):
+  // every TP rank holds the whole vocabulary's logits and computes the loss on them; Megatron-LM
+  // and torchtitan (loss_parallel) split the vocabulary over tp.
+  const std::string tp2 = k_7b_one_gpu + "[parallel]\ntp = 2\n";
+  const double logits = 1024.0 * 32000;  // tokens × vocab
+  const PlanResult hf =
+      test::plan_text(tp2, {"training.framework=\"hf\"", "cluster.gpus_per_node=2"});
+  CHECK(test::item_value(hf, "logits") == 4 * logits);
+  const PlanResult pt = test::plan_text(tp2, {"cluster.gpus_per_node=2"});
+  CHECK(test::item_value(pt, "logits") == 4 * logits / 2);
+}
