@@ -78,6 +78,21 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
     out.push_back("host: items do not sum to peak_bytes");
   check_items(plan.communication, "communication", out);
   check_items(plan.time, "time", out);
+  if (const LineItem* step = find_item(plan.time, ItemId::time_step)) {
+    // The step is the sum of its parts (the catalogue's step_part items, time.offload included).
+    double parts = 0;
+    for (const LineItem& i : plan.time)
+      if (info(i.item).step_part) parts += i.value;
+    if (std::fabs(parts - step->value) > 1e-9 * std::max(1.0, step->value))
+      out.push_back("time: the step's parts do not add up to time.step");
+    // Overlap hides traffic; it never exposes more than the traffic takes.
+    double traffic = 0;
+    for (const LineItem& c : plan.communication)
+      if (c.time_s) traffic += *c.time_s;
+    const LineItem* exposed = find_item(plan.time, ItemId::time_comm_exposed);
+    if (exposed && exposed->value > traffic * (1 + 1e-9) + 1e-12)
+      out.push_back("time: exposed communication exceeds the communication time");
+  }
   check_items(plan.reliability, "reliability", out);
   const Derived& d = plan.derived;
   if (!(d.params > 0) || !std::isfinite(d.params)) out.push_back("derived: params not positive");

@@ -5,6 +5,7 @@
 #include "collectives.hpp"
 #include "helpers.hpp"
 #include "timing.hpp"
+#include "trainledger/invariants.hpp"
 #include "trainledger/numbers.hpp"
 
 using namespace trainledger;
@@ -220,11 +221,11 @@ TEST_CASE("Transformer Engine saves FP8 GEMM inputs for the weight gradients",
   CHECK(test::item_value(fp8, "activations") - test::item_value(bf16, "activations") ==
         Approx(32 * 4096 * per_layer_token));
   // PyTorch's Float8 (torchao) keeps the 16-bit inputs.
-  const std::string pytorch =
-      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 4096\n[cluster]\n"
-      "gpu = \"h100-sxm5-80gb\"\n";
-  CHECK(test::item_value(test::plan_text(pytorch, {"training.precision=\"fp8\""}), "activations") ==
-        Approx(test::item_value(test::plan_text(pytorch), "activations")));
+  const std::vector<std::string> pytorch = {"training.framework=\"pytorch\""};
+  std::vector<std::string> pytorch_fp8 = pytorch;
+  pytorch_fp8.push_back("training.precision=\"fp8\"");
+  CHECK(test::item_value(test::plan_text(one_gpu, pytorch_fp8), "activations") ==
+        Approx(test::item_value(test::plan_text(one_gpu, pytorch), "activations")));
 }
 
 TEST_CASE("FSDP's Float8 all-gather moves and holds the GEMM weights in one byte",
@@ -273,4 +274,28 @@ TEST_CASE("packed documents attend only within themselves", "[overlap][compute]"
   // A document longer than the sequence is the sequence.
   const PlanInput longer = test::load_text(plan, {"training.document_length=100000"}).input;
   CHECK(stage_flops(longer, 32, true).attention == Approx(a.attention));
+}
+
+TEST_CASE("the invariant checker sees the step's parts and the exposed traffic", "[overlap]") {
+  // With offload the step has a sixth part (time.offload); the checker adds every step part.
+  PlanResult p = test::plan_text(k_64, {"parallel.zero=2", "parallel.offload=\"optimizer\""});
+  REQUIRE(find_item(p.time, ItemId::time_offload));
+  CHECK(check_invariants(p).empty());
+  PlanResult broken_step = p;
+  for (LineItem& i : broken_step.time)
+    if (i.item == ItemId::time_offload) i.value *= 2;
+  CHECK_FALSE(check_invariants(broken_step).empty());
+  // Overlap never exposes more than the traffic takes.
+  PlanResult broken_overlap = p;
+  double traffic = 0;
+  for (const LineItem& c : p.communication)
+    if (c.time_s) traffic += *c.time_s;
+  const double exposed = value_of(p.time, ItemId::time_comm_exposed);
+  for (LineItem& i : broken_overlap.time) {
+    if (i.item == ItemId::time_comm_exposed) i.value = 2 * traffic;
+    if (i.item == ItemId::time_step) i.value += 2 * traffic - exposed;  // still adds up
+  }
+  const std::vector<std::string> found = check_invariants(broken_overlap);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].find("exposed communication") != std::string::npos);
 }
