@@ -56,7 +56,7 @@ std::vector<KeySpec> build_table() {
     {"training", "attention", T::choice, "\"flash\"", "flash (no s² tensors) or eager (materialized scores)", Q::count, {"flash", "eager"}},
     {"training", "dropout", T::number, "0.0", "dropout probability (masks stored when > 0)", Q::count, {}, 0, 0.99},
     {"training", "norm_impl", T::choice, "\"fused\"", "norms: fused (saves the 16-bit input) or eager (PyTorch code upcasting to fp32, as Hugging Face's LlamaRMSNorm); default: eager under framework hf, else fused", Q::count, {"fused", "eager"}},
-    {"training", "compile", T::boolean, "false", "torch.compile: fused element-wise kernels (half the element-wise traffic) and pointwise results recomputed, not saved (the SwiGLU output, fp32 norm copies)"},
+    {"training", "compile", T::boolean, "false", "torch.compile: fused element-wise kernels (each chain reads its inputs and writes its outputs once) and pointwise results recomputed, not saved (the SwiGLU output, fp32 norm copies)"},
     {"training", "loss", T::choice, "\"standard\"", "standard (PyTorch cross-entropy on an fp32 copy of the logits), chunked (fused linear + cross-entropy, Liger) or fused (a cross-entropy kernel on the 16-bit logits: flash-attn's CrossEntropyLoss, llm-foundry's fused_crossentropy)", Q::count, {"standard", "chunked", "fused"}},
     {"training", "finetune", T::choice, "\"full\"", "full, lora or qlora", Q::count, {"full", "lora", "qlora"}},
     {"training", "lora_rank", T::integer, "8", "LoRA rank r", Q::count, {}, 1, 65536},

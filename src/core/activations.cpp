@@ -120,11 +120,7 @@ void attention_tensors(const PlanInput& in, Tensors& out) {
     const double scores = a * in.training.micro_batch * seq_local(in) * in.training.seq_len;
     // Under autocast (Hugging Face Trainer's fp16/bf16) softmax runs in fp32 and saves its fp32
     // output (PyTorch autocast op reference: softmax autocasts to float32).
-    const bool autocast =
-        in.training.framework == Framework::hf &&
-        (in.training.precision == DType::fp16 || in.training.precision == DType::bf16) &&
-        in.training.master_weights;
-    SavedTensor softmax = tensor("softmax_out", scores, autocast ? k_fp32 : ab, Split::tp);
+    SavedTensor softmax = tensor("softmax_out", scores, autocast(in) ? k_fp32 : ab, Split::tp);
     softmax.core_attention = true;
     out.push_back(softmax);
     if (dropout) {

@@ -76,6 +76,20 @@ V tensors_expr(const PlanInput& in, const Tensors& tensors);
 // Tokens one GPU processes per micro-batch (s / cp × b).
 double local_tokens(const PlanInput& in);
 
+// Element-wise HBM traffic of one layer for one micro-batch on one GPU, op by op (norms,
+// residual adds, dropout, rotary embeddings, eager attention's softmax, the MLP's activation):
+// bytes read and written by the kernels between the matmuls (src/core/traffic.cpp).
+struct Traffic {
+  double forward = 0;
+  double backward = 0;
+};
+Traffic layer_traffic(const PlanInput& in);
+// Hugging Face Trainer's mixed precision: autocast runs softmax and norms in fp32.
+bool autocast(const PlanInput& in);
+// Rotary position embeddings: no learned table and no ALiBi (BLOOM's, marked by its
+// embedding norm).
+bool rotary(const ModelSpec& m);
+
 // The largest single intermediate of a layer on one GPU (for the backward working set).
 double largest_layer_tensor(const PlanInput& in);
 

@@ -112,25 +112,23 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   s.gemm = layers * (lf.matmul + adapters + matmul_bwd);
   s.core = layers * 3.0 * lf.attention + head + head_bwd;
   s.attention = layers * 3.0 * lf.attention;
-  // Element-wise kernels read and write about twice the bytes a layer saves in its forward
-  // and twice that again in backward (the saved tensors are what they produce); the loss
-  // streams its logits about 22 B per token per vocabulary entry (forward and backward).
-  const double none_bytes = layer_bytes(in, Recompute::none);
-  // A fused cross-entropy kernel reads the 16-bit logits twice and writes their gradient once.
+  // Element-wise kernels, op by op (layer_traffic); the loss streams its logits about 22 B per
+  // token per vocabulary entry (forward and backward), a fused cross-entropy kernel 6 B: it
+  // reads the 16-bit logits twice and writes their gradient once.
+  const Traffic traffic = layer_traffic(in);
   const double loss_bytes = in.training.loss == Loss::fused ? 6.0 : 22.0;
   const double loss =
       last ? loss_bytes * T * static_cast<double>(m.vocab) / loss_vocab_split(in) : 0;
-  // Fused element-wise kernels (torch.compile, Megatron-LM with Transformer Engine) read their
-  // inputs and write their outputs once: assumed to halve the traffic (measured on torchtitan
-  // Llama 3.1 8B: +16 % throughput; the cases are in docs/accuracy.md, not used to set it).
-  const double passes = in.training.fused_elementwise ? 3.0 : 6.0;
-  s.elementwise_bytes = layers * (passes * none_bytes + lf.fp8_casts) + loss;
+  s.elementwise_bytes = layers * (traffic.forward + traffic.backward + lf.fp8_casts) + loss;
   const int ckpt = in.training.recompute == Recompute::none
                        ? 0
                        : static_cast<int>(in.training.recompute_layers * layers + 0.5);
-  if (ckpt > 0)
+  // The recomputed forward repeats the element-wise ops whose outputs were not kept: the
+  // forward's traffic in the share of the layer's saved bytes that recomputation drops.
+  const double none_bytes = layer_bytes(in, Recompute::none);
+  if (ckpt > 0 && none_bytes > 0)
     s.recompute_elementwise_bytes =
-        ckpt * 2.0 * (none_bytes - layer_bytes(in, in.training.recompute));
+        ckpt * traffic.forward * (none_bytes - layer_bytes(in, in.training.recompute)) / none_bytes;
   switch (in.training.recompute) {
     case Recompute::none:
       break;

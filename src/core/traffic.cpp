@@ -1,0 +1,144 @@
+// Element-wise HBM traffic of one transformer layer, op by op (docs/formulas.md#compute):
+// what the kernels between the matmuls read and write in forward and backward. Eager PyTorch
+// runs each op of a chain as its own kernel, which reads its inputs from HBM and writes its
+// output back; a fused kernel (Megatron-LM with Transformer Engine, torch.compile) reads the
+// chain's inputs and writes its outputs once.
+#include <algorithm>
+
+#include "activations.hpp"
+
+namespace trainledger {
+
+namespace {
+
+// Bytes per element read and written by one op, forward and backward.
+struct OpBytes {
+  double forward = 0;
+  double backward = 0;
+};
+
+class Ledger {
+ public:
+  explicit Ledger(const PlanInput& in) : m_in(in) {}
+  // `elements` per micro-batch before any split; `split` as for saved tensors.
+  void add(double elements, Split split, OpBytes bytes, bool kv = false) {
+    SavedTensor t;
+    t.elements = elements;
+    t.bytes = 1;
+    t.split = split;
+    t.kv = kv;
+    const double local = tensor_bytes(m_in, t);
+    m_traffic.forward += local * bytes.forward;
+    m_traffic.backward += local * bytes.backward;
+  }
+  Traffic traffic() const { return m_traffic; }
+
+ private:
+  const PlanInput& m_in;
+  Traffic m_traffic;
+};
+
+// A norm over `elements` values of width h.
+OpBytes norm_bytes(const PlanInput& in, double e) {
+  const TrainingSpec& t = in.training;
+  if (t.fused_elementwise) return {2 * e, 3 * e};  // read x, write y; read dy and x, write dx
+  if (in.model.norm == NormKind::layernorm) {
+    // PyTorch's native layer_norm kernel is one kernel each way. Under autocast (Hugging Face
+    // Trainer's fp16/bf16) it runs in fp32: the input is cast up (read e, write 4) and the
+    // fp32 output cast down by the next matmul (read 4, write e).
+    if (autocast(in)) return {2 * e + 8 + 2 * (e + 4), 3 * 4.0 + 2 * (e + 4)};
+    return {2 * e, 3 * e};
+  }
+  // RMSNorm written in PyTorch (torch.nn.functional.rms_norm's composite, Hugging Face's
+  // LlamaRMSNorm, torchtitan's and LitGPT's): x.float(), pow(2), mean, rsqrt, x * rsqrt,
+  // .type_as(x), * weight, each a kernel, in fp32 when the input is 16-bit. Backward runs the
+  // same chain's derivatives (both products, the pow, the reduction's broadcast, the two
+  // paths' gradient sum and the casts).
+  const double up = e < 4 ? e + 4 : 0;  // a 16-bit input's cast to fp32 and back
+  return {up + 8 + 4 + 8 + up + 2 * e, 3 * e + up + 16 + 12 + 12 + up};
+}
+
+}  // namespace
+
+bool autocast(const PlanInput& in) {
+  const TrainingSpec& t = in.training;
+  return t.framework == Framework::hf &&
+         (t.precision == DType::fp16 || t.precision == DType::bf16) && t.master_weights;
+}
+
+bool rotary(const ModelSpec& m) { return m.position_embeddings == 0 && !m.embedding_norm; }
+
+Traffic layer_traffic(const PlanInput& in) {
+  Ledger l(in);
+  const ModelSpec& m = in.model;
+  if (m.count_only) return {};
+  const TrainingSpec& t = in.training;
+  const bool fused = t.fused_elementwise;
+  const double e = t.precision == DType::fp32 ? 4 : 2;  // activation bytes per element
+  const double T = local_tokens(in);
+  const double h = m.hidden;
+  const double d = head_dim(m);
+  const double q = m.heads * d;
+  const double kv = m.kv_heads * d;
+  const bool dropout = t.dropout > 0;
+
+  // Norms on the residual stream.
+  for (int i = 0; i < m.norms_per_layer; ++i) l.add(T * h, Split::seq, norm_bytes(in, e));
+  // Two residual adds (read two, write one; their gradients are summed the same way). A
+  // fused bias-dropout-add (Megatron-LM) also writes and reads the dropout mask.
+  const double mask = dropout ? 1 : 0;
+  const OpBytes add = fused ? OpBytes{3 * e + mask, 3 * e + mask} : OpBytes{3 * e, 3 * e};
+  l.add(2 * T * h, Split::seq, add);
+  // Dropout on the attention and MLP outputs as separate kernels in eager PyTorch.
+  if (dropout && !fused) l.add(2 * T * h, Split::seq, {2 * e + 1, 2 * e + 1});
+
+  // Rotary embeddings on q and k: x·cos + rotate_half(x)·sin is five kernels eager (HF),
+  // torchtitan's complex product three with fp32 copies; one fused kernel otherwise.
+  if (rotary(m)) {
+    const OpBytes rope = fused ? OpBytes{2 * e, 2 * e} : OpBytes{10 * e, 12 * e};
+    l.add(T * q, Split::tp, rope);
+    l.add(T * kv, Split::tp, rope, true);
+  }
+  if (t.attention == Attention::eager) {
+    // The s² scores: scale, mask, softmax (fp32 under autocast), dropout, each a kernel; a
+    // fused scaled-masked softmax (Megatron-LM) reads and writes them once.
+    const double seq_local = static_cast<double>(t.seq_len) / std::max(1, in.parallel.cp);
+    const double scores = m.heads * static_cast<double>(t.micro_batch) * seq_local * t.seq_len;
+    if (fused) {
+      l.add(scores, Split::tp, {2 * e + mask, 3 * e + mask});
+    } else {
+      const double soft = autocast(in) ? e + 4 : 2 * e;
+      l.add(scores, Split::tp,
+            {2 * e + 2 * e + soft + (dropout ? 2 * e + 1 : 0),
+             2 * e + 2 * e + (autocast(in) ? 12 : 3 * e) + (dropout ? 2 * e + 1 : 0)});
+    }
+  } else if (!fused) {
+    // The attention output's transpose back to (tokens, heads × d) is a copy.
+    l.add(T * q, Split::tp, {2 * e, 2 * e});
+  }
+
+  // The MLP's activation on `tokens` of width f.
+  auto activation = [&](double tokens, double f) {
+    if (is_gated(m.ffn_act)) {
+      // act(gate) · up: two kernels eager (act: read, write; product: read two, write one),
+      // one fused (read gate and up, write the product). Backward: the product's two input
+      // gradients and the activation's derivative.
+      l.add(tokens * f, Split::tp, fused ? OpBytes{3 * e, 5 * e} : OpBytes{5 * e, 8 * e});
+    } else {
+      l.add(tokens * f, Split::tp, {2 * e, 3 * e});
+    }
+  };
+  if (is_moe(m)) {
+    const double routed = T * m.experts_per_token;
+    // Router softmax and top-k in fp32, the tokens' permutation to their experts and back.
+    l.add(T * m.experts, Split::seq, {8, 12});
+    l.add(2 * routed * h, Split::seq, {2 * e, 2 * e});
+    activation(routed, m.expert_ffn);
+    if (m.shared_experts > 0) activation(T, static_cast<double>(m.expert_ffn) * m.shared_experts);
+  } else {
+    activation(T, m.ffn);
+  }
+  return l.traffic();
+}
+
+}  // namespace trainledger
