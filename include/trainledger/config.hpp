@@ -50,6 +50,7 @@ struct LoadedPlan {
   std::string source;                   // the plan file, or "(default plan)"
   std::vector<ResolvedValue> resolved;  // every key with a value, in table order
   std::vector<std::string> warnings;    // e.g. a derived count that differs from a published one
+  std::vector<std::string> guesses;     // of the warnings, what the inputs do not state
   // Where the inputs came from, as the reports show it.
   PlanSource plan_source() const;
 };

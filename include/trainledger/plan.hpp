@@ -80,6 +80,9 @@ struct PlanResult {
   std::vector<LineItem> reliability;
   Verdict verdict;
   std::vector<std::string> warnings;
+  // Of the warnings, those saying the numbers rest on something no input states (a count-only
+  // model has no activations; collectives with no bandwidth): `check --strict` fails on them.
+  std::vector<std::string> guesses;
   std::vector<Lever> levers;  // filled on request (find_levers)
 };
 

@@ -14,7 +14,8 @@ constexpr const char* k_description =
 
 constexpr const char* k_footer =
     "Exit codes: 0 done (check: every plan fits); 1 check: a plan does not fit;\n"
-    "            2 invalid input or usage; 3 I/O or probe failure at run time.\n"
+    "            2 invalid input or usage; 3 I/O failure at run time (e.g. a full disk);\n"
+    "            4 check --strict: a plan fits but its estimate rests on a guess.\n"
     "Docs: docs/cli.md, docs/config.md (plan keys), docs/formulas.md, docs/json-schema.md";
 
 }  // namespace

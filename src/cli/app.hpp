@@ -20,6 +20,7 @@ inline constexpr int k_exit_ok = 0;
 inline constexpr int k_exit_does_not_fit = 1;
 inline constexpr int k_exit_invalid = 2;
 inline constexpr int k_exit_runtime = 3;
+inline constexpr int k_exit_unsure = 4;  // check --strict: a plan fits but rests on a guess
 
 // Runs `trainledger args...`; writes results to `out`, messages to `err`; returns the exit code.
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
@@ -54,6 +55,7 @@ struct CheckOptions {
   std::vector<std::string> sets;
   std::string capacity;  // empty: each plan's GPU memory
   std::string headroom = "10%";
+  bool strict = false;  // a plan resting on a guess fails (exit 4)
   std::string format = "table";
   std::string units = "gib";
 };

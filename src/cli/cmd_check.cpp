@@ -1,12 +1,13 @@
 // `trainledger check PLAN...`: the CI gate. Exit 0 when every plan fits with the headroom,
 // 1 when one does not (or fits by less than the headroom), 2 on invalid input.
 #include <fmt/format.h>
-#include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <ostream>
 
@@ -18,10 +19,15 @@ namespace trainledger::cli {
 
 namespace {
 
-enum class Status { ok, near, over };
+// ok: fits with the headroom; near: fits by less; over: does not fit; unsure (--strict):
+// fits, but the estimate rests on a guess; invalid: the plan could not be read.
+enum class Status { ok, near, over, unsure, invalid };
 
 struct Checked {
   std::string name;
+  std::vector<std::string> errors;            // invalid plans: every located error, as printed
+  std::vector<config::Origin> error_origins;  // and each error's location and message
+  std::vector<std::string> error_messages;
   config::LoadedPlan loaded;
   PlanResult plan;
   double limit = 0;
@@ -29,6 +35,7 @@ struct Checked {
   Status status = Status::ok;
   std::vector<Fix> suggestions;
   std::vector<std::string> warnings;
+  std::vector<std::string> guesses;  // of the warnings, what no input states
 };
 
 Checked check_one(const CheckOptions& o, const std::string& name, double headroom) {
@@ -49,11 +56,78 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   // one) and the planner's (no activations for a count-only model, step time not computed).
   c.warnings = c.loaded.warnings;
   c.warnings.insert(c.warnings.end(), c.plan.warnings.begin(), c.plan.warnings.end());
+  c.guesses = c.loaded.guesses;
+  c.guesses.insert(c.guesses.end(), c.plan.guesses.begin(), c.plan.guesses.end());
+  if (o.strict && c.status == Status::ok && !c.guesses.empty()) c.status = Status::unsure;
   return c;
 }
 
 std::string status_text(Status s) {
-  return s == Status::ok ? "ok" : s == Status::near ? "NEAR" : "OVER";
+  switch (s) {
+    case Status::ok:
+      return "ok";
+    case Status::near:
+      return "NEAR";
+    case Status::over:
+      return "OVER";
+    case Status::unsure:
+      return "UNSURE";
+    case Status::invalid:
+      return "ERROR";
+  }
+  return "ERROR";
+}
+
+// The exit code of the whole run: invalid input first, then a plan that does not fit, then
+// one that rests on a guess (--strict).
+int exit_code(const std::vector<Checked>& all) {
+  bool invalid = false, failed = false, unsure = false;
+  for (const Checked& c : all) {
+    invalid = invalid || c.status == Status::invalid;
+    failed = failed || c.status == Status::near || c.status == Status::over;
+    unsure = unsure || c.status == Status::unsure;
+  }
+  if (invalid) return k_exit_invalid;
+  if (failed) return k_exit_does_not_fit;
+  if (unsure) return k_exit_unsure;
+  return k_exit_ok;
+}
+
+// "4 plans: 2 ok, 1 NEAR, 1 OVER" (only the statuses that occur).
+std::string summary_line(const std::vector<Checked>& all) {
+  std::string line = fmt::format("{} plan{}:", all.size(), all.size() == 1 ? "" : "s");
+  bool first = true;
+  for (Status s : {Status::ok, Status::near, Status::over, Status::unsure, Status::invalid}) {
+    const auto n =
+        std::count_if(all.begin(), all.end(), [s](const Checked& c) { return c.status == s; });
+    if (n == 0) continue;
+    line += fmt::format("{} {} {}", first ? "" : ",", n, status_text(s));
+    first = false;
+  }
+  return line;
+}
+
+// One line of what went wrong, for annotations and JUnit messages.
+std::string headline(const Checked& c, double unit, const std::string& u) {
+  const Verdict& v = c.plan.verdict;
+  switch (c.status) {
+    case Status::ok:
+      return "fits";
+    case Status::near:
+      return fmt::format(
+          "fits by only {:.2f} {} ({:.1f} %), less than the headroom (limit {:.2f} {})",
+          (c.capacity - v.peak_bytes) / unit, u, 100 * (c.capacity - v.peak_bytes) / c.capacity,
+          c.limit / unit, u);
+    case Status::over:
+      return fmt::format("does not fit: stage {} needs {:.2f} {} of {:.2f} {}", v.worst_stage,
+                         v.peak_bytes / unit, u, c.capacity / unit, u);
+    case Status::unsure:
+      return fmt::format("fits, but the estimate rests on {} (--strict fails it): {}",
+                         c.guesses.size() == 1 ? "a guess" : "guesses", c.guesses.front());
+    case Status::invalid:
+      return c.errors.empty() ? "invalid plan" : c.errors.front();
+  }
+  return "";
 }
 
 void print_details(const Checked& c, double unit, const std::string& u, double headroom,
@@ -86,27 +160,155 @@ void print_details(const Checked& c, double unit, const std::string& u, double h
 
 nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headroom) {
   nlohmann::ordered_json plans = nlohmann::ordered_json::array();
+  // Byte counts are whole bytes (the JSON contract, docs/json-schema.md).
+  auto bytes = [](double b) { return static_cast<std::int64_t>(std::llround(b)); };
   for (const Checked& c : all) {
+    if (c.status == Status::invalid) {
+      plans.push_back({{"plan", c.name},
+                       {"status", status_text(c.status)},
+                       {"fits", false},
+                       {"errors", c.errors}});
+      continue;
+    }
     const Verdict& v = c.plan.verdict;
     nlohmann::ordered_json suggestions = nlohmann::ordered_json::array();
     for (const Fix& s : c.suggestions)
       suggestions.push_back({{"id", std::string(info(s.item).name)},
-                             {"bytes", s.bytes},
+                             {"bytes", bytes(s.bytes)},
                              {"knob", s.change ? report::change_text(*s.change) : ""},
-                             {"freed_bytes", s.freed_bytes},
+                             {"freed_bytes", bytes(s.freed_bytes)},
                              {"then_fits", s.then_fits}});
     plans.push_back({{"plan", c.name},
                      {"status", status_text(c.status)},
                      {"fits", c.status == Status::ok},
                      {"worst_stage", v.worst_stage},
                      {"phase", std::string(to_string(v.phase))},
-                     {"peak_bytes", v.peak_bytes},
-                     {"capacity_bytes", c.capacity},
-                     {"limit_bytes", c.limit},
+                     {"peak_bytes", bytes(v.peak_bytes)},
+                     {"capacity_bytes", bytes(c.capacity)},
+                     {"limit_bytes", bytes(c.limit)},
                      {"suggestions", suggestions},
-                     {"warnings", c.warnings}});
+                     {"warnings", c.warnings},
+                     {"guesses", c.guesses}});
   }
-  return {{"schema", "trainledger.check/1"}, {"headroom", headroom}, {"plans", plans}};
+  return {{"schema", "trainledger.check/1"},
+          {"headroom", headroom},
+          {"summary", summary_line(all)},
+          {"exit_code", exit_code(all)},
+          {"plans", plans}};
+}
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // Control characters other than tab and newline are not allowed in XML 1.0.
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') {
+          out += ' ';
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out;
+}
+
+// JUnit XML: one test case per plan; a plan that does not fit (or rests on a guess under
+// --strict) is a failure, one that could not be read an error.
+void print_junit(const std::vector<Checked>& all, double unit, const std::string& u,
+                 std::ostream& out) {
+  int failures = 0, errors = 0;
+  for (const Checked& c : all) {
+    if (c.status == Status::invalid) ++errors;
+    if (c.status == Status::near || c.status == Status::over || c.status == Status::unsure)
+      ++failures;
+  }
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out << fmt::format(
+      "<testsuites name=\"trainledger check\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+      all.size(), failures, errors);
+  out << fmt::format(
+      "  <testsuite name=\"trainledger check\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+      all.size(), failures, errors);
+  for (const Checked& c : all) {
+    out << fmt::format("    <testcase classname=\"trainledger.check\" name=\"{}\" file=\"{}\">\n",
+                       xml_escape(c.name), xml_escape(c.name));
+    std::string details;
+    for (const std::string& e : c.errors) details += e + "\n";
+    for (const std::string& w : c.warnings) details += "warning: " + w + "\n";
+    const std::string message = xml_escape(headline(c, unit, u));
+    if (c.status == Status::invalid) {
+      out << fmt::format("      <error message=\"{}\" type=\"invalid\">{}</error>\n", message,
+                         xml_escape(details));
+    } else if (c.status != Status::ok) {
+      out << fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", message,
+                         status_text(c.status), xml_escape(details));
+    } else if (!c.warnings.empty()) {
+      out << fmt::format("      <system-out>{}</system-out>\n", xml_escape(details));
+    }
+    out << "    </testcase>\n";
+  }
+  out << "  </testsuite>\n</testsuites>\n";
+}
+
+// GitHub Actions workflow commands: the runner shows them on the pull request's files.
+std::string gh_escape(const std::string& text, bool property) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '%') {
+      out += "%25";
+    } else if (ch == '\r') {
+      out += "%0D";
+    } else if (ch == '\n') {
+      out += "%0A";
+    } else if (property && ch == ':') {
+      out += "%3A";
+    } else if (property && ch == ',') {
+      out += "%2C";
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+void print_github(const std::vector<Checked>& all, double unit, const std::string& u,
+                  std::ostream& out) {
+  for (const Checked& c : all) {
+    const std::string file = gh_escape(c.name, true);
+    if (c.status == Status::invalid) {
+      for (std::size_t i = 0; i < c.error_origins.size(); ++i) {
+        const config::Origin& o = c.error_origins[i];
+        std::string where = "file=" + gh_escape(o.file.empty() ? c.name : o.file, true);
+        if (o.line > 0) where += fmt::format(",line={}", o.line);
+        if (o.column > 0) where += fmt::format(",col={}", o.column);
+        out << fmt::format("::error {},title=trainledger check: invalid plan::{}\n", where,
+                           gh_escape(c.error_messages[i], false));
+      }
+      continue;
+    }
+    if (c.status != Status::ok)
+      out << fmt::format("::error file={},title=trainledger check: {}::{}\n", file,
+                         status_text(c.status), gh_escape(headline(c, unit, u), false));
+    for (const std::string& w : c.warnings)
+      out << fmt::format("::warning file={},title=trainledger check::{}\n", file,
+                         gh_escape(w, false));
+  }
 }
 
 }  // namespace
@@ -114,7 +316,8 @@ nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headro
 CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "check",
-      "CI gate: exit 0 if every plan fits with headroom, 1 if one does not, 2 on bad input");
+      "CI gate: exit 0 if every plan fits with headroom, 1 if one does not, 2 on bad input, "
+      "4 with --strict when an estimate rests on a guess");
   sub->add_option("plans", o.plans,
                   "plan files, at least one (\"default\": the embedded default plan)");
   sub->add_option("--set", o.sets, "override a key in every plan (repeatable)")
@@ -122,8 +325,13 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
   sub->add_option("--capacity", o.capacity, "memory per GPU, e.g. \"80 GiB\" (default: the GPU's)");
   sub->add_option("--headroom", o.headroom,
                   "share of the capacity to keep free (default 10%); less is a near miss");
-  sub->add_option("--format", o.format, "table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  sub->add_flag("--strict", o.strict,
+                "fail (status UNSURE, exit 4) a plan that fits but rests on a guess: a "
+                "config.json of unknown model_type, a count-only model, a link with no bandwidth");
+  sub->add_option("--format", o.format,
+                  "table (default), json, junit (JUnit XML) or github (the table and GitHub "
+                  "Actions annotations)")
+      ->check(CLI::IsMember({"table", "json", "junit", "github"}));
   sub->add_option("--units", o.units, "gib (default) or gb")->check(CLI::IsMember({"gib", "gb"}));
   return sub;
 }
@@ -138,34 +346,48 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
            "       trainledger check default   checks the embedded default plan\n";
     return k_exit_invalid;
   }
-  std::vector<std::string> names = o.plans;
-  for (std::string& n : names)
-    if (n == "default" && !std::filesystem::exists(n)) n.clear();
   std::vector<Checked> all;
-  bool invalid = false;
-  for (const std::string& name : names) {
+  // Every plan is checked and reported, broken ones included; their errors go to stderr.
+  for (const std::string& given : o.plans) {
+    std::string name = given;
+    if (name == "default" && !std::filesystem::exists(name)) name.clear();
     try {
       all.push_back(check_one(o, name, headroom));
     } catch (const config::ConfigError& e) {
-      for (const config::Diagnostic& d : e.diagnostics()) err << d.to_string() << "\n";
-      invalid = true;
+      Checked c;
+      c.name = name.empty() ? "(default plan)" : name;
+      c.status = Status::invalid;
+      for (const config::Diagnostic& d : e.diagnostics()) {
+        c.errors.push_back(d.to_string());
+        c.error_origins.push_back(d.origin);
+        c.error_messages.push_back(d.message);
+        err << d.to_string() << "\n";
+      }
+      all.push_back(std::move(c));
     }
   }
-  if (invalid) return k_exit_invalid;
   const bool gib = o.units != "gb";
   const double unit = gib ? k_gib : k_gb;
   const std::string u = gib ? "GiB" : "GB";
-  bool failed = false;
-  for (const Checked& c : all) failed = failed || c.status != Status::ok;
+  const int code = exit_code(all);
   if (o.format == "json") {
     out << check_json(all, headroom).dump(2) << "\n";
-    return failed ? k_exit_does_not_fit : k_exit_ok;
+    return code;
+  }
+  if (o.format == "junit") {
+    print_junit(all, unit, u, out);
+    return code;
   }
   std::size_t w = 4;
   for (const Checked& c : all) w = std::max(w, c.name.size());
   out << fmt::format("{:<{}}  {:<6} {:<18} {:<10} {:>9} {:>9} {:>9}\n", "plan", w, "status",
                      "worst stage", "phase", "peak", "limit", "headroom");
   for (const Checked& c : all) {
+    if (c.status == Status::invalid) {
+      out << fmt::format("{:<{}}  {:<6} {}\n", c.name, w, status_text(c.status),
+                         "invalid plan (errors on stderr)");
+      continue;
+    }
     const Verdict& v = c.plan.verdict;
     const StageMemory& st = c.plan.stages[v.worst_stage];
     out << fmt::format("{:<{}}  {:<6} {:<18} {:<10} {:>9.2f} {:>9.2f} {:>8.1f}%\n", c.name, w,
@@ -176,10 +398,18 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   out << fmt::format("memory per GPU in {}; limit = capacity − {:.0f} % headroom\n", u,
                      headroom * 100);
   for (const Checked& c : all)
-    if (c.status != Status::ok) print_details(c, unit, u, headroom, out);
-  for (const Checked& c : all)
-    for (const std::string& text : c.warnings) out << c.name << ": warning: " << text << "\n";
-  return failed ? k_exit_does_not_fit : k_exit_ok;
+    if (c.status == Status::near || c.status == Status::over)
+      print_details(c, unit, u, headroom, out);
+  // Warnings follow, each plan's guesses marked as such (what --strict fails on).
+  if (o.format != "github")
+    for (const Checked& c : all)
+      for (const std::string& text : c.warnings) {
+        const bool guess = std::find(c.guesses.begin(), c.guesses.end(), text) != c.guesses.end();
+        out << c.name << (guess ? ": warning (guess): " : ": warning: ") << text << "\n";
+      }
+  out << summary_line(all) << "\n";
+  if (o.format == "github") print_github(all, unit, u, out);
+  return code;
 }
 
 }  // namespace trainledger::cli

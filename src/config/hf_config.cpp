@@ -123,7 +123,8 @@ void set(SettingMap& out, const std::string& key, Value v, const Origin& origin,
 }  // namespace
 
 SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
-                          std::vector<Diagnostic>& errors, std::vector<std::string>& warnings) {
+                          std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
+                          std::vector<std::string>& guesses) {
   SettingMap out;
   std::string why;
   const std::optional<std::string> text = read_regular_file(path, k_max_hf_config_bytes, why);
@@ -178,6 +179,7 @@ SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
         "{}: model_type \"{}\" is not a known architecture; read as a Llama-style decoder "
         "(RMSNorm, SwiGLU, no biases)",
         path, model_type));
+    guesses.push_back(warnings.back());
   }
   for (const Mapping& m : family->optional) {
     for (const std::string& k : m.json_keys) {

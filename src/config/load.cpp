@@ -46,6 +46,7 @@ LoadedPlan finish(Resolution& r, const std::string& source) {
     out.input.provenance.set(k.full_name(), source_of(it->second.origin));
   }
   out.warnings = r.warnings;
+  out.guesses = r.guesses;
   return out;
 }
 

@@ -192,8 +192,8 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
                       "read only from the plan's folder or below it",
                       std::get<std::string>(hf->second.value))});
     } else {
-      overlay(preset,
-              read_hf_config(p.lexically_normal().string(), hf->second.origin, errors, r.warnings));
+      overlay(preset, read_hf_config(p.lexically_normal().string(), hf->second.origin, errors,
+                                     r.warnings, r.guesses));
     }
   }
   auto gpu = explicit_settings.find("cluster.gpu");

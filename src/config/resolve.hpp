@@ -16,6 +16,9 @@ struct Resolution {
   std::map<std::string, Origin> sections;  // where each [section] header is
   Origin plan_origin;                      // the plan as a whole (file:1:1)
   std::vector<std::string> warnings;
+  // What the plan's numbers rest on that its inputs do not state (a guessed architecture):
+  // also in `warnings`; `check --strict` fails on them.
+  std::vector<std::string> guesses;
 };
 
 // Text of an embedded file ("configs/models/llama-2-7b.toml"), or nullptr.
@@ -29,8 +32,11 @@ SettingMap read_preset(const std::string& path, const std::string& section,
                        std::map<std::string, Value>* meta, std::vector<Diagnostic>& errors);
 
 // Model settings from a Hugging Face config.json.
+// A model_type read as a Llama-style decoder is a guess: its warning goes to `warnings` and
+// `guesses`.
 SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
-                          std::vector<Diagnostic>& errors, std::vector<std::string>& warnings);
+                          std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
+                          std::vector<std::string>& guesses);
 
 // Resolves a parsed plan document (`doc` may be null: --set only) and the --set overrides.
 Resolution resolve(const Value* doc, const std::string& plan_name, const std::string& base_dir,

@@ -43,7 +43,11 @@ void add_warnings(const PlanInput& in, PlanResult& r) {
         "model: count-only model (model.params): the ledger covers the training state only; "
         "activations, logits and FLOPs need an architecture (layers, hidden, heads, ...), and "
         "the count is spread evenly over tp x pp");
+    r.guesses.push_back(r.warnings.back());
   }
+  // Collectives over a link whose bandwidth no input gives: their time is left out.
+  for (const std::string& w : r.warnings)
+    if (w.find("_bandwidth is not given") != std::string::npos) r.guesses.push_back(w);
   if (in.model.tied_embeddings && in.parallel.pp > 1) {
     r.warnings.push_back(
         "model: tied embeddings with pp > 1: the last stage keeps its own copy of the word "

@@ -3,6 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+
 #include "helpers.hpp"
 
 using trainledger::test::run_cli;
@@ -54,10 +59,13 @@ TEST_CASE("check --format json reports every plan for CI", "[check][json]") {
   CHECK(j["plans"][1]["suggestions"][0]["knob"] == "recompute = full");
 }
 
-TEST_CASE("check exits 2 on invalid input, with nothing on stdout", "[check][errors]") {
-  const auto bad = run_cli({"check", source_path("tests/data/no-such.toml")});
+TEST_CASE("check exits 2 on invalid input and still reports every plan", "[check][errors]") {
+  const auto bad = run_cli({"check", source_path("tests/data/no-such.toml"), k_default});
   CHECK(bad.code == 2);
-  CHECK(bad.out.empty());
+  CHECK(bad.err.find("no-such.toml") != std::string::npos);
+  CHECK(bad.out.find("  ERROR  invalid plan (errors on stderr)") != std::string::npos);
+  CHECK(bad.out.find("default.toml") != std::string::npos);
+  CHECK(bad.out.find("2 plans: 1 ok, 1 ERROR\n") != std::string::npos);
   const auto capacity = run_cli({"check", k_default, "--capacity", "80"});
   CHECK(capacity.code == 2);
   CHECK(capacity.err.find("--capacity: \"80\" has no unit") != std::string::npos);
@@ -120,11 +128,94 @@ TEST_CASE("check prints every plan's warnings, in the table and in JSON", "[chec
   const std::string plan = source_path("tests/data/count-only.toml");
   const auto r = run_cli({"check", plan});
   CHECK(r.code == 0);
-  CHECK(r.out.find("count-only.toml: warning: model: count-only model") != std::string::npos);
+  CHECK(r.out.find("count-only.toml: warning (guess): model: count-only model") !=
+        std::string::npos);
   const auto j = nlohmann::json::parse(run_cli({"check", plan, "--format", "json"}).out);
   REQUIRE(j["plans"][0]["warnings"].size() == 1);
   CHECK(j["plans"][0]["warnings"][0].get<std::string>().rfind("model: count-only model", 0) == 0);
   // A plan without warnings has an empty list.
   const auto clean = nlohmann::json::parse(run_cli({"check", k_default, "--format", "json"}).out);
   CHECK(clean["plans"][0]["warnings"].empty());
+}
+
+TEST_CASE("check --strict fails a plan that rests on a guess, with its own exit code",
+          "[check][strict]") {
+  const std::string guessed = source_path("tests/data/guessed-arch.toml");
+  const std::string count = source_path("tests/data/count-only.toml");
+  // Without --strict the gate passes them and marks the guesses among the warnings.
+  const auto lax = run_cli({"check", guessed, count});
+  CHECK(lax.code == 0);
+  CHECK(lax.out.find("guessed-arch.toml: warning (guess): ") != std::string::npos);
+  CHECK(lax.out.find("model_type \"in_house_decoder\" is not a known architecture") !=
+        std::string::npos);
+  CHECK(lax.out.find("2 plans: 2 ok\n") != std::string::npos);
+  const auto strict = run_cli({"check", guessed, count, "--strict"});
+  CHECK(strict.code == 4);
+  CHECK(strict.out.find("guessed-arch.toml  UNSURE") != std::string::npos);
+  CHECK(strict.out.find("2 plans: 2 UNSURE\n") != std::string::npos);
+  // A plan without guesses still passes; one that does not fit still exits 1.
+  CHECK(run_cli({"check", k_default, "--strict"}).code == 0);
+  CHECK(run_cli({"check", guessed, k_default, "--strict", "--capacity", "30 GiB"}).code == 1);
+  // Collectives over a link whose bandwidth no input gives are a guess too.
+  const auto no_link = run_cli({"check", source_path("tests/data/no-bandwidth.toml"), "--strict"});
+  CHECK(no_link.code == 4);
+  CHECK(no_link.out.find("_bandwidth is not given") != std::string::npos);
+  const auto j = nlohmann::json::parse(
+      run_cli({"check", guessed, k_default, "--strict", "--format", "json"}).out);
+  CHECK(j["exit_code"] == 4);
+  CHECK(j["summary"] == "2 plans: 1 ok, 1 UNSURE");
+  CHECK(j["plans"][0]["status"] == "UNSURE");
+  CHECK(j["plans"][0]["guesses"].size() == 1);
+  CHECK(j["plans"][1]["guesses"].empty());
+}
+
+TEST_CASE("check's JSON counts bytes in whole bytes and lists broken plans", "[check][json]") {
+  const auto r =
+      run_cli({"check", k_fsdp, source_path("tests/data/no-such.toml"), "--format", "json"});
+  CHECK(r.code == 2);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["plans"].size() == 2);
+  for (const char* key : {"peak_bytes", "capacity_bytes", "limit_bytes"})
+    CHECK(j["plans"][0][key].is_number_integer());
+  for (const auto& s : j["plans"][0]["suggestions"]) {
+    CHECK(s["bytes"].is_number_integer());
+    CHECK(s["freed_bytes"].is_number_integer());
+  }
+  CHECK(j["plans"][1]["status"] == "ERROR");
+  REQUIRE(j["plans"][1]["errors"].size() == 1);
+  CHECK(j["plans"][1]["errors"][0].get<std::string>().find("no-such.toml") != std::string::npos);
+}
+
+TEST_CASE("check --format junit and github show CI systems the failing plans", "[check]") {
+  const std::string bad = source_path("tests/data/bad-value.toml");
+  const auto junit = run_cli({"check", k_default, k_fsdp, bad, "--format", "junit"});
+  CHECK(junit.code == 2);
+  CHECK(junit.out.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", 0) == 0);
+  CHECK(junit.out.find("<testsuites name=\"trainledger check\" tests=\"3\" failures=\"1\" "
+                       "errors=\"1\">") != std::string::npos);
+  CHECK(junit.out.find("<failure message=\"does not fit: stage 0 needs ") != std::string::npos);
+  CHECK(junit.out.find("<error message=\"trainledger: error: ") != std::string::npos);
+  CHECK(junit.out.find("</testsuites>\n") != std::string::npos);
+  // Characters XML reserves are escaped.
+  CHECK(junit.out.find("&quot;") != std::string::npos);
+  const auto gh = run_cli({"check", k_default, k_fsdp, bad, "--format", "github"});
+  CHECK(gh.code == 2);
+  CHECK(gh.out.find("3 plans: 1 ok, 1 OVER, 1 ERROR\n") != std::string::npos);
+  CHECK(gh.out.find("::error file=" + k_fsdp + ",title=trainledger check: OVER::does not fit") !=
+        std::string::npos);
+  // An invalid plan's annotation points at the line and column of the error.
+  CHECK(gh.out.find("::error file=" + bad + ",line=5,col=11,") != std::string::npos);
+}
+
+TEST_CASE("a report that cannot be written exits 3, not 0", "[check][errors]") {
+  // check --format json > report.json on a full disk must not pass the gate.
+  if (!std::ifstream("/dev/full")) {
+    WARN("skipped: this system has no /dev/full");
+    return;
+  }
+  const std::string command = std::string("\"") + TRAINLEDGER_BINARY + "\" check " + k_default +
+                              " --format json > /dev/full 2> /dev/null";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);
 }
