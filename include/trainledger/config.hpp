@@ -86,6 +86,10 @@ GpuSpec load_gpu_preset(const std::string& name);
 double parse_size_option(const std::string& option, const std::string& text);
 double parse_share_option(const std::string& option, const std::string& text);
 
+// The largest value a numeric key accepts ("training.seq_len" → 1e9); 0 when unbounded or
+// unknown.
+double key_max(const std::string& full_name);
+
 // The key table as Markdown (docs/config.md is generated from it).
 std::string keys_markdown();
 

@@ -57,6 +57,9 @@ struct Verdict {
   double peak_bytes = 0;
   double limit_bytes = 0;
   double headroom = 0;  // share of the limit left free at the worst stage (negative: over)
+  // The share of the capacity the user keeps free (plan/check --headroom, 10 % by default):
+  // a plan that fits by less is a near miss, which `check` fails.
+  double required_headroom = 0;
   int worst_stage = 0;
   Phase phase = Phase::backward;  // the phase of the worst stage's peak
 };

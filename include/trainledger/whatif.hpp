@@ -21,7 +21,8 @@ PlanInput apply(const PlanInput& in, const Change& c);
 std::optional<PlanInput> apply_valid(const PlanInput& in, const Change& c);
 
 // Up to `count` changes that raise throughput per GPU by more than 0.5 % while the plan still
-// fits, fastest first. `plan` is compute_plan(input)'s result (its time side is needed).
+// fits with its required headroom (plan.verdict.required_headroom), fastest first. `plan` is
+// compute_plan(input)'s result (its time side is needed).
 std::vector<Lever> find_levers(const PlanResult& plan, int count = 3);
 
 // For one of the largest items of the worst stage: the change that frees the most memory on

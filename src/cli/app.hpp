@@ -31,8 +31,9 @@ struct PlanOptions {
   std::vector<std::string> sets;  // --set section.key=value
   std::string format = "table";
   std::string units = "gib";
-  std::string max;              // plan --max micro_batch|seq_len
-  std::string headroom = "0%";  // plan --max: share of the capacity kept free
+  std::string max;                    // plan --max micro_batch|seq_len
+  std::string keep = "global_batch";  // plan --max micro_batch: what stays fixed
+  std::string headroom = "10%";       // share of the capacity kept free (check's default)
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
 config::LoadedPlan load(const PlanOptions& o);

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
 #include <ostream>
 
 #include "app.hpp"
@@ -24,9 +26,13 @@ report::Format format_of(const std::string& f) {
 
 int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream& out) {
   const MaxKnob knob = o.max == "seq_len" ? MaxKnob::seq_len : MaxKnob::micro_batch;
+  const MaxKeep keep = o.keep == "accum" ? MaxKeep::accum : MaxKeep::global_batch;
   const double headroom = config::parse_share_option("--headroom", o.headroom);
   const double limit = static_cast<double>(loaded.input.cluster.gpu.memory_bytes) * (1 - headroom);
-  const MaxFit fit = find_max(loaded.input, knob, limit);
+  const auto max_value =
+      static_cast<std::int64_t>(config::key_max(std::string("training.") + o.max));
+  MaxFit fit = find_max(loaded.input, knob, limit, keep, max_value);
+  fit.plan.verdict.required_headroom = headroom;
   const report::Options ro = report_options(o);
   const double unit = ro.units == report::MemUnits::gib ? k_gib : k_gb;
   const std::string u = ro.units == report::MemUnits::gib ? "GiB" : "GB";
@@ -36,23 +42,41 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
     line = fmt::format("largest {} that fits: {} (peak {:.2f} of {:.2f} {} on stage {}, {} phase",
                        o.max, fit.value, v.peak_bytes / unit, limit / unit, u, v.worst_stage,
                        to_string(v.phase));
-    if (fit.next_peak_bytes > 0)
-      line += fmt::format("; {} = {} needs {:.2f} {}", o.max, fit.value + fit.step,
+    if (fit.next_value > 0)
+      line += fmt::format("; {} = {} needs {:.2f} {}", o.max, fit.next_value,
                           fit.next_peak_bytes / unit, u);
     line += fmt::format("; {} plans evaluated)", fit.evaluations);
+    // Say what the micro-batch changed and what it kept.
+    if (knob == MaxKnob::micro_batch) {
+      const TrainingSpec& t = loaded.input.training;
+      const std::int64_t per_pass = t.micro_batch * loaded.input.parallel.dp;
+      const std::int64_t global = t.global_batch > 0 ? t.global_batch : per_pass;
+      const Derived& after = fit.plan.derived;
+      line += fit.keep == MaxKeep::global_batch
+                  ? fmt::format("\nglobal batch kept at {}: grad accum {} → {}", after.global_batch,
+                                global / per_pass, after.grad_accum)
+                  : fmt::format("\ngrad accum kept at {}: global batch {} → {}", after.grad_accum,
+                                global, after.global_batch);
+    }
+    line += fmt::format("\nlimit = capacity − {:.0f} % headroom", 100 * headroom);
   } else {
     line = fmt::format("no {} fits: {} = {} already needs {:.2f} of {:.2f} {}", o.max, o.max,
                        fit.value, v.peak_bytes / unit, limit / unit, u);
   }
   if (o.format == "json") {
     auto j = nlohmann::ordered_json::parse(report::render_json(fit.plan, loaded.plan_source()));
-    j["search"] = {{"knob", o.max},
-                   {"found", fit.found},
-                   {"value", fit.value},
-                   {"step", fit.step},
-                   {"limit_bytes", limit},
-                   {"next_peak_bytes", fit.next_peak_bytes},
-                   {"evaluations", fit.evaluations}};
+    j["search"] = {
+        {"knob", o.max},
+        {"keep",
+         knob == MaxKnob::micro_batch && fit.keep == MaxKeep::accum ? "accum" : "global_batch"},
+        {"found", fit.found},
+        {"value", fit.value},
+        {"step", fit.step},
+        {"headroom", headroom},
+        {"limit_bytes", static_cast<std::int64_t>(std::llround(limit))},
+        {"next_value", fit.next_value},
+        {"next_peak_bytes", static_cast<std::int64_t>(std::llround(fit.next_peak_bytes))},
+        {"evaluations", fit.evaluations}};
     out << j.dump(2) << "\n";
   } else {
     out << line << "\n\n"
@@ -73,8 +97,13 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   sub->add_option("--max", o.max,
                   "find the largest micro_batch or seq_len that fits (bisection over the ledger)")
       ->check(CLI::IsMember({"micro_batch", "seq_len"}));
+  sub->add_option("--keep", o.keep,
+                  "with --max micro_batch: keep the global_batch (default; the accumulation "
+                  "follows) or the accum steps (the global batch grows)")
+      ->check(CLI::IsMember({"global_batch", "accum"}));
   sub->add_option("--headroom", o.headroom,
-                  "with --max: share of the GPU memory to keep free, e.g. 10% (default 0%)");
+                  "share of the GPU memory to keep free (default 10%, as check): the verdict, "
+                  "the levers and --max keep it");
   return sub;
 }
 
@@ -82,6 +111,7 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   const config::LoadedPlan loaded = load(o);
   if (!o.max.empty()) return run_max(o, loaded, out);
   PlanResult plan = compute_plan(loaded.input);
+  plan.verdict.required_headroom = config::parse_share_option("--headroom", o.headroom);
   plan.levers = find_levers(plan);
   out << report::render(format_of(o.format), plan, loaded.plan_source(), report_options(o));
   return k_exit_ok;

@@ -1,5 +1,7 @@
 #include "keys.hpp"
 
+#include "trainledger/config.hpp"
+
 #include <algorithm>
 
 namespace trainledger::config {
@@ -157,6 +159,14 @@ const KeySpec* find_key(std::string_view section, std::string_view name) {
   for (const KeySpec& k : key_table())
     if (k.section == section && k.name == name) return &k;
   return nullptr;
+}
+
+double key_max(const std::string& full_name) {
+  const auto dot = full_name.find('.');
+  if (dot == std::string::npos) return 0;
+  const KeySpec* k = find_key(std::string_view(full_name).substr(0, dot),
+                              std::string_view(full_name).substr(dot + 1));
+  return k ? k->max : 0;
 }
 
 std::string type_description(const KeySpec& k) {

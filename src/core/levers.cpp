@@ -46,12 +46,14 @@ std::vector<Lever> find_levers(const PlanResult& plan, int count) {
   if (before <= 0) return out;
   const PlanInput& in = plan.input;
   PlanNumbers r;
+  const double limit = static_cast<double>(in.cluster.gpu.memory_bytes) *
+                       (1 - std::max(0.0, plan.verdict.required_headroom));
   for (const Change& c : lever_candidates(in, plan.derived)) {
     const std::optional<PlanInput> changed = apply_valid(in, c);
     if (!changed) continue;  // breaks a rule (a divisibility rule): not a lever
     evaluate(*changed, r, PlanScope{true, false});
     const double after = value_of(r.time, ItemId::throughput_tokens_per_s_per_gpu);
-    if (after <= before * 1.005 || !r.verdict.fits) continue;
+    if (after <= before * 1.005 || !r.verdict.fits || r.verdict.peak_bytes > limit) continue;
     Lever l;
     l.change = c;
     l.throughput_before = before;

@@ -255,6 +255,9 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
                   {"peak_bytes", number(plan.verdict.peak_bytes, Unit::bytes)},
                   {"limit_bytes", number(plan.verdict.limit_bytes, Unit::bytes)},
                   {"headroom", plan.verdict.headroom},
+                  {"required_headroom", plan.verdict.required_headroom},
+                  {"fits_with_headroom",
+                   plan.verdict.fits && plan.verdict.headroom >= plan.verdict.required_headroom},
                   {"worst_stage", plan.verdict.worst_stage},
                   {"phase", std::string(to_string(plan.verdict.phase))}};
   json levers = json::array();

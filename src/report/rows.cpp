@@ -168,6 +168,13 @@ std::string verdict_sentence(const PlanResult& plan, const std::string& unit_nam
       (plan.stages.size() > 1 ? fmt::format("stage {} ({})", worst.stage, worst.role)
                               : std::string("every GPU")) +
       fmt::format(", {} phase,", to_string(worst.peak_phase));
+  if (v.fits && v.headroom < v.required_headroom) {
+    return fmt::format(
+        "fits, but by less than the {} headroom (check fails it): worst rank is {} at {:.2f} of "
+        "{:.2f} {} ({} free)",
+        format_percent(v.required_headroom), where, v.peak_bytes / unit_bytes,
+        v.limit_bytes / unit_bytes, unit_name, format_percent(v.headroom));
+  }
   if (v.fits) {
     return fmt::format("fits: worst rank is {} at {:.2f} of {:.2f} {} ({} free)", where,
                        v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes, unit_name,

@@ -219,3 +219,50 @@ TEST_CASE("a report that cannot be written exits 3, not 0", "[check][errors]") {
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 3);
 }
+
+TEST_CASE("plan --max keeps the global batch and agrees with check", "[check][max]") {
+  // Llama 3.1 8B FSDP on 8 GPUs, global batch 64 (8 per rank): micro-batches 1, 2, 4, 8.
+  const std::string memory = "cluster.gpu_memory=160 GiB";
+  const auto r = run_cli({"plan", k_fsdp, "--max", "micro_batch", "--set", memory});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("largest micro_batch that fits: 2 (peak ", 0) == 0);
+  CHECK(r.out.find("micro_batch = 4 needs") != std::string::npos);  // 3 does not divide 8
+  CHECK(r.out.find("global batch kept at 64: grad accum 8 → 4") != std::string::npos);
+  CHECK(r.out.find("limit = capacity − 10 % headroom") != std::string::npos);
+  // check, with the same (default) headroom, passes the value found and fails the next one.
+  CHECK(run_cli({"check", k_fsdp, "--set", memory, "--set", "training.micro_batch=2"}).code == 0);
+  CHECK(run_cli({"check", k_fsdp, "--set", memory, "--set", "training.micro_batch=4"}).code == 1);
+  // --keep accum lets the global batch grow instead, and says so.
+  const auto accum =
+      run_cli({"plan", k_fsdp, "--max", "micro_batch", "--keep", "accum", "--set", memory});
+  CHECK(accum.out.find("largest micro_batch that fits: 2 (peak ") == 0);
+  CHECK(accum.out.find("micro_batch = 3 needs") != std::string::npos);
+  CHECK(accum.out.find("grad accum kept at 8: global batch 64 → 128") != std::string::npos);
+  // The same headroom in both: with --headroom 0% the limit is the capacity.
+  const auto j = nlohmann::json::parse(run_cli({"plan", k_fsdp, "--max", "micro_batch", "--set",
+                                                memory, "--headroom", "0%", "--format", "json"})
+                                           .out);
+  CHECK(j["search"]["keep"] == "global_batch");
+  CHECK(j["search"]["headroom"] == 0.0);
+  CHECK(j["search"]["limit_bytes"].get<std::int64_t>() == std::int64_t{160} << 30);
+  CHECK(j["derived"]["global_batch"] == 64);
+}
+
+TEST_CASE("plan's verdict and levers keep check's headroom", "[check][levers]") {
+  const std::string memory = "cluster.gpu_memory=85 GiB";  // 81.24 GiB needed: 4.4 % free
+  const auto tight = run_cli({"plan", k_fsdp, "--set", memory});
+  CHECK(tight.out.find("Verdict: fits, but by less than the 10.0 % headroom (check fails it)") !=
+        std::string::npos);
+  const auto relaxed = run_cli({"plan", k_fsdp, "--set", memory, "--headroom", "1%"});
+  CHECK(relaxed.out.find("Verdict: fits: ") != std::string::npos);
+  const auto j =
+      nlohmann::json::parse(run_cli({"plan", k_fsdp, "--set", memory, "--format", "json"}).out);
+  CHECK(j["verdict"]["fits"] == true);
+  CHECK(j["verdict"]["fits_with_headroom"] == false);
+  CHECK(j["verdict"]["required_headroom"] == 0.1);
+  // Every lever's plan fits with the headroom.
+  const auto d = nlohmann::json::parse(run_cli({"plan", "--format", "json"}).out);
+  for (const auto& l : d["levers"])
+    CHECK(l["peak_bytes"].get<double>() <=
+          0.9 * d["inputs"]["cluster"]["gpu_memory"].get<double>());
+}
