@@ -48,6 +48,11 @@ struct Builder {
     const V n = V::term("calls", calls_per_step, "calls");
     const V v = (n * call_volume(kind, g.size, msg)).note(to_string(kind));
     const V t = calls_time(*in, kind, g, msg, n);
+    // A link with no bandwidth: the traffic is known, its time is not (a latency-only time
+    // would pass for a measurement).
+    const double bw =
+        g.link.inter_node ? in->cluster.inter_node_bandwidth : in->cluster.intra_node_bandwidth;
+    if (g.size > 1 && bw <= 0) dim.timed = false;
     volume = any ? volume + v : v;
     time = any ? time + t : t;
     any = true;
@@ -65,8 +70,8 @@ struct Builder {
     dim.dim = d;
     dim.present = true;
     dim.bytes = item.value;
-    dim.time_s = time.value();
-    for (int i = 0; i < dim.n_calls; ++i) {
+    dim.time_s = dim.timed ? time.value() : 0;
+    for (int i = 0; i < dim.n_calls && dim.timed; ++i) {
       const CollCall& c = dim.calls[i];
       switch (c.phase) {
         case CommPhase::forward:
@@ -88,8 +93,10 @@ struct Builder {
     out.items.push_back(item);
     if constexpr (V::explained) {
       LineItem& li = out.items.back();
-      li.time_s = time.value();
-      li.time_formula = time.text();
+      if (dim.timed) {
+        li.time_s = time.value();
+        li.time_formula = time.text();
+      }
       for (int i = 0; i < dim.n_calls; ++i) {
         const CollCall& c = dim.calls[i];
         li.collectives.push_back(Collective{std::string(to_string(c.kind)), c.group_size,
@@ -300,7 +307,8 @@ Comm<V> communication(const PlanInput& in, const Derived& d, int layers, bool fi
       const double bw = inter ? in.cluster.inter_node_bandwidth : in.cluster.intra_node_bandwidth;
       if (bw <= 0) {
         warnings->push_back("cluster: " + std::string(inter ? "inter" : "intra") +
-                            "_node_bandwidth is not given: communication time is not computed");
+                            "_node_bandwidth is not given: communication and step time are not "
+                            "computed");
         return out;
       }
     }

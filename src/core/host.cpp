@@ -12,7 +12,8 @@ constexpr const char* k_src_offload =
     "the host (pinned)";
 constexpr const char* k_src_staging =
     "torch.distributed.checkpoint / torch.save: tensors are copied to host memory before they "
-    "are written; a gathered save collects the whole state on one rank";
+    "are written, each replicated tensor by one rank (DCP's dedup_save_plans); a gathered save "
+    "collects the whole state on one rank";
 constexpr const char* k_src_workers = "PyTorch DataLoader: one process per worker";
 constexpr const char* k_src_runtime =
     "assumed resident size of one training process (Python, PyTorch, CUDA libraries)";
@@ -37,10 +38,14 @@ HostOf<V> host_memory(const PlanInput& in, const Derived& d, const Items<V>& wor
     if (info(i.item).in_checkpoint) shard += i.value;
   for (const auto& i : offloaded)
     if (info(i.item).in_checkpoint) shard += i.value;
-  V staging = V::term("checkpoint_shard", shard, "B per GPU") * per_node;
+  // A sharded save (torch.distributed.checkpoint) writes each replicated tensor once: its
+  // planner (dedup_save_plans) gives each to one of the ranks holding it, balancing the ranks'
+  // loads. A node stages at most what its GPUs hold, and about its share of the checkpoint.
+  const V ckpt = checkpoint_size<V>(in, d);
+  const V nodes = V::term("nodes", in.cluster.nodes, "nodes");
+  V staging = V::min(V::term("checkpoint_shard", shard, "B per GPU") * per_node, ckpt / nodes);
   if (in.checkpoint.format == CheckpointFormat::gathered)
-    staging = staging + V::term("full_checkpoint", checkpoint_size<V>(in, d).value(),
-                                "B gathered on the first node");
+    staging = staging + V::term("full_checkpoint", ckpt.value(), "B gathered on the first node");
   h.items.push_back(make(ItemId::host_checkpoint_staging, "checkpoint staging", Unit::bytes,
                          staging, k_src_staging));
   if (in.training.data_workers > 0) {

@@ -293,6 +293,10 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
                           " (cluster.peak_flops): step time is not computed");
     return out;
   }
+  // Traffic over a link with no bandwidth has no time: a step without it would be optimistic
+  // (communication's own warning names the key).
+  for (const CommDim& dim : comm.dims)
+    if (dim.present && !dim.timed) return out;
   const Rates rates = rates_of(in);
   const double hbm = rates.hbm;
   const int pp = static_cast<int>(stage_layers.size());

@@ -49,7 +49,11 @@ std::string items_table(const std::string& title, const std::vector<LineItem>& i
                     "|---|---:|---|---|---|\n";
   for (const LineItem& i : items) {
     std::string value = format_item_value(i, u);
-    if (i.time_s) value += fmt::format(" in {}", format_duration(*i.time_s));
+    if (i.time_s) {
+      value += fmt::format(" in {}", format_duration(*i.time_s));
+    } else if (!i.collectives.empty()) {
+      value += ", time not computed";  // a link without bandwidth (see the warnings)
+    }
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", i.id, value, escape(i.formula),
                        escape(i.source), to_string(i.kind));
   }

@@ -94,18 +94,29 @@ std::string items_rows(const std::string& title, const std::vector<LineItem>& it
     wid = std::max(wid, width(i.id));
     wlab = std::max(wlab, width(fit_label(i.label)));
   }
-  std::string out = "\n" + title + "\n";
+  std::vector<std::string> values;
+  std::size_t wval = 22;
   for (const LineItem& i : items) {
     std::string value = format_item_value(i, u);
-    if (i.time_s) value += fmt::format(" in {}", format_duration(*i.time_s));
+    if (i.time_s) {
+      value += fmt::format(" in {}", format_duration(*i.time_s));
+    } else if (!i.collectives.empty()) {
+      value += ", time not computed";  // a link without bandwidth (see the warnings)
+    }
+    wval = std::max(wval, width(value) + 2);
+    values.push_back(std::move(value));
+  }
+  std::string out = "\n" + title + "\n";
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const LineItem& i = items[k];
     std::string share;
     if (step_s > 0 && info(i.item).step_part) share = format_percent(i.value / step_s);
     std::string calls;
     for (const Collective& c : i.collectives)
       calls += (calls.empty() ? "  " : ", ") +
                fmt::format("{} × {} ({})", format_number(c.calls_per_step), c.collective, c.link);
-    out += pad_right(i.id, wid + 2) + pad_right(fit_label(i.label), wlab) + pad_left(value, 22) +
-           pad_left(share, 9) + calls + "\n";
+    out += pad_right(i.id, wid + 2) + pad_right(fit_label(i.label), wlab) +
+           pad_left(values[k], wval) + pad_left(share, 9) + calls + "\n";
   }
   return out;
 }

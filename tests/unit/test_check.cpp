@@ -266,3 +266,18 @@ TEST_CASE("plan's verdict and levers keep check's headroom", "[check][levers]") 
     CHECK(l["peak_bytes"].get<double>() <=
           0.9 * d["inputs"]["cluster"]["gpu_memory"].get<double>());
 }
+
+TEST_CASE("traffic over a link with no bandwidth has no time, and no step time is made up",
+          "[check][comm]") {
+  const std::string plan = source_path("tests/data/no-bandwidth.toml");
+  const auto r = run_cli({"plan", plan});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("100.41 GiB, time not computed") != std::string::npos);
+  CHECK(r.out.find("Step time") == std::string::npos);
+  CHECK(r.out.find("intra_node_bandwidth is not given: communication and step time are not "
+                   "computed") != std::string::npos);
+  const auto j = nlohmann::json::parse(run_cli({"plan", plan, "--format", "json"}).out);
+  CHECK(j["time"]["items"].empty());
+  REQUIRE(j["communication"]["items"].size() == 1);
+  CHECK_FALSE(j["communication"]["items"][0].contains("time_s"));
+}

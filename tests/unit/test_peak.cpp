@@ -115,6 +115,25 @@ TEST_CASE("host memory: checkpoint staging, data workers, and a verdict when a s
   CHECK_FALSE(p.host.fits);  // 64 GiB is not enough for 8 ranks' staging and workers
 }
 
+TEST_CASE("checkpoint staging counts each replicated tensor once", "[peak][host]") {
+  // torch.distributed.checkpoint writes a replicated tensor from one rank (dedup_save_plans):
+  // 8B under DDP on one node stages one checkpoint (89.75 GiB), not eight; on two nodes each
+  // stages half.
+  const std::string ddp =
+      "[model]\npreset = \"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  const PlanResult p = test::plan_text(ddp);
+  const LineItem* size = find_item(p.reliability, ItemId::checkpoint_size);
+  REQUIRE(size);
+  CHECK(find_item(p.host.items, ItemId::host_checkpoint_staging)->value == Approx(size->value));
+  const PlanResult two = test::plan_text(ddp, {"cluster.nodes=2"});
+  CHECK(find_item(two.host.items, ItemId::host_checkpoint_staging)->value ==
+        Approx(size->value / 2));
+  // Fully sharded on one node: the node's GPUs hold one copy of every shard.
+  const PlanResult sharded = test::plan_text(k_fsdp8);
+  CHECK(find_item(sharded.host.items, ItemId::host_checkpoint_staging)->value ==
+        Approx(find_item(sharded.reliability, ItemId::checkpoint_size)->value));
+}
+
 TEST_CASE("max finds the largest micro-batch by bisection over the ledger", "[peak][max]") {
   const config::LoadedPlan loaded = test::load_text(k_fsdp8);
   const double limit = static_cast<double>(loaded.input.cluster.gpu.memory_bytes);
