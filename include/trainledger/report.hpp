@@ -12,6 +12,7 @@ enum class MemUnits { gib, gb };
 
 struct Options {
   MemUnits units = MemUnits::gib;
+  std::string phase;  // plan --phase: the stage columns show this phase's ledger
 };
 
 inline constexpr const char* k_schema = "trainledger.plan/1";

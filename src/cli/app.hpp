@@ -33,6 +33,7 @@ struct PlanOptions {
   std::string units = "gib";
   std::string max;                    // plan --max micro_batch|seq_len
   std::string keep = "global_batch";  // plan --max micro_batch: what stays fixed
+  std::string phase;                  // plan --phase: the ledger of this phase
   std::string headroom = "10%";       // share of the capacity kept free (check's default)
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
@@ -42,7 +43,8 @@ report::Options report_options(const PlanOptions& o);
 struct ExplainOptions {
   PlanOptions plan;
   std::string item;
-  int stage = -1;  // -1: the worst stage
+  int stage = -1;     // -1: the worst stage
+  std::string phase;  // empty: the stage's peak phase
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanOptions& o);

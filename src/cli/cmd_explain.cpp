@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <ostream>
+#include <vector>
 
 #include "app.hpp"
 #include "trainledger/plan.hpp"
@@ -21,6 +23,7 @@ std::vector<std::string> all_ids(const PlanResult& plan) {
     }
   };
   for (const StageMemory& st : plan.stages) add(st.items);
+  add(plan.host.items);
   add(plan.communication);
   add(plan.time);
   add(plan.reliability);
@@ -36,6 +39,10 @@ CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o) {
   add_plan_options(*sub, o.plan);
   sub->add_option("--stage", o.stage, "pipeline stage for memory items (default: the worst)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--phase", o.phase,
+                  "phase for memory items: init, forward, backward, optimizer or checkpoint "
+                  "(default: the stage's peak phase, else the first phase that has the item)")
+      ->check(CLI::IsMember({"init", "forward", "backward", "optimizer", "checkpoint"}));
   return sub;
 }
 
@@ -50,20 +57,52 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
   }
   const int stage = o.stage >= 0 ? o.stage : plan.worst_stage;
   const StageMemory& st = plan.stages[stage];
-  if (const std::optional<ItemId> id = item_by_name(o.item)) {
+  const std::optional<ItemId> id = item_by_name(o.item);
+  if (id) {
+    const std::string where = fmt::format("stage {} ({})", st.stage, st.role);
+    constexpr Phase k_phases[] = {Phase::init, Phase::forward, Phase::backward, Phase::optimizer,
+                                  Phase::checkpoint};
+    if (!o.phase.empty()) {
+      // The item as the ledger holds it in that phase.
+      for (Phase ph : k_phases) {
+        if (to_string(ph) != o.phase) continue;
+        const std::vector<LineItem> items = phase_ledger(loaded.input, stage, ph);
+        if (const LineItem* item = find_item(items, *id)) {
+          out << report::render_explain(*item, fmt::format("{}, {} phase", where, o.phase), ro);
+          return k_exit_ok;
+        }
+        err << fmt::format("trainledger: error: \"{}\" is not in {}'s ledger in the {} phase\n",
+                           o.item, where, o.phase);
+        return k_exit_invalid;
+      }
+    }
     if (const LineItem* item = find_item(st.items, *id)) {
-      out << report::render_explain(*item, fmt::format("stage {} ({})", st.stage, st.role), ro);
+      out << report::render_explain(
+          *item, fmt::format("{}, {} phase (its peak)", where, to_string(st.peak_phase)), ro);
       return k_exit_ok;
     }
-    for (const auto* section : {&plan.communication, &plan.time, &plan.reliability}) {
+    // Not held at the peak (activations when the peak is the optimizer step): the first phase
+    // whose ledger has it.
+    for (Phase ph : k_phases) {
+      const std::vector<LineItem> items = phase_ledger(loaded.input, stage, ph);
+      if (const LineItem* item = find_item(items, *id)) {
+        out << report::render_explain(*item,
+                                      fmt::format("{}, {} phase (not held at the {} peak)", where,
+                                                  to_string(ph), to_string(st.peak_phase)),
+                                      ro);
+        return k_exit_ok;
+      }
+    }
+    for (const auto* section :
+         {&plan.host.items, &plan.communication, &plan.time, &plan.reliability}) {
       if (const LineItem* item = find_item(*section, *id)) {
-        out << report::render_explain(*item, "", ro);
+        out << report::render_explain(*item, section == &plan.host.items ? "per node" : "", ro);
         return k_exit_ok;
       }
     }
   }
   std::string known;
-  for (const std::string& id : all_ids(plan)) known += (known.empty() ? "" : ", ") + id;
+  for (const std::string& name : all_ids(plan)) known += (known.empty() ? "" : ", ") + name;
   err << fmt::format("trainledger: error: no item \"{}\" in this plan (items: {})\n", o.item,
                      known);
   return k_exit_invalid;

@@ -97,6 +97,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   sub->add_option("--max", o.max,
                   "find the largest micro_batch or seq_len that fits (bisection over the ledger)")
       ->check(CLI::IsMember({"micro_batch", "seq_len"}));
+  sub->add_option("--phase", o.phase,
+                  "show every stage's ledger in this phase (init, forward, backward, optimizer, "
+                  "checkpoint) instead of at its peak")
+      ->check(CLI::IsMember({"init", "forward", "backward", "optimizer", "checkpoint"}));
   sub->add_option("--keep", o.keep,
                   "with --max micro_batch: keep the global_batch (default; the accumulation "
                   "follows) or the accum steps (the global batch grows)")
@@ -112,8 +116,23 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   if (!o.max.empty()) return run_max(o, loaded, out);
   PlanResult plan = compute_plan(loaded.input);
   plan.verdict.required_headroom = config::parse_share_option("--headroom", o.headroom);
+  report::Options ro = report_options(o);
+  if (!o.phase.empty()) {
+    // Every stage's ledger in that phase instead of at its peak; the verdict stays the peak's.
+    for (Phase ph :
+         {Phase::init, Phase::forward, Phase::backward, Phase::optimizer, Phase::checkpoint}) {
+      if (to_string(ph) != o.phase) continue;
+      for (StageMemory& st : plan.stages) {
+        st.items = phase_ledger(loaded.input, st.stage, ph);
+        for (const PhaseTotal& pt : st.phases)
+          if (pt.phase == ph) st.peak_bytes = pt.bytes;
+        st.fits = st.peak_bytes <= static_cast<double>(loaded.input.cluster.gpu.memory_bytes);
+      }
+    }
+    ro.phase = o.phase;
+  }
   plan.levers = find_levers(plan);
-  out << report::render(format_of(o.format), plan, loaded.plan_source(), report_options(o));
+  out << report::render(format_of(o.format), plan, loaded.plan_source(), ro);
   return k_exit_ok;
 }
 

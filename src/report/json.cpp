@@ -27,7 +27,17 @@ json item_json(const LineItem& i) {
   j["unit"] = std::string(to_string(i.unit));
   j["formula"] = i.formula;
   json terms = json::object();
-  for (const Term& t : i.terms) terms[t.key] = t.value;
+  // Byte terms (labelled "B ...") in whole bytes, like the values; other whole numbers (counts)
+  // as integers too.
+  for (const Term& t : i.terms) {
+    const bool byte_term = t.label == "B" || t.label.rfind("B ", 0) == 0;
+    const bool whole = std::fabs(t.value) < 9e15 && t.value == std::floor(t.value);
+    if ((byte_term && std::fabs(t.value) < 9e15) || whole) {
+      terms[t.key] = static_cast<std::int64_t>(std::llround(t.value));
+    } else {
+      terms[t.key] = t.value;
+    }
+  }
   j["terms"] = terms;
   json inputs = json::object();
   for (const Term& t : i.terms)
@@ -197,9 +207,14 @@ json checkpoint_json(const CheckpointSpec& c) {
 }
 
 json derived_json(const Derived& d) {
-  return {{"params", d.params},
-          {"active_params", d.active_params},
-          {"trainable_params", d.trainable_params},
+  // Counts are whole numbers (a count-only model's params may be given as 7e9).
+  auto count = [](double v) -> json {
+    if (std::fabs(v) < 9e15) return static_cast<std::int64_t>(std::llround(v));
+    return v;
+  };
+  return {{"params", count(d.params)},
+          {"active_params", count(d.active_params)},
+          {"trainable_params", count(d.trainable_params)},
           {"world_size", d.world_size},
           {"shard_group", d.shard_group},
           {"grad_accum", d.grad_accum},

@@ -14,8 +14,10 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-std::string memory_section(const PlanResult& plan, const MemoryView& v, MemUnits u) {
-  std::string out = fmt::format("### Memory per GPU ({})\n\n| item | what |", memory_unit_name(u));
+std::string memory_section(const PlanResult& plan, const MemoryView& v, MemUnits u,
+                           const std::string& phase) {
+  std::string out = fmt::format("### Memory per GPU ({}){}\n\n| item | what |", memory_unit_name(u),
+                                phase.empty() ? "" : fmt::format(", {} phase", phase));
   std::string rule = "|---|---|";
   for (const StageColumn& c : v.columns) {
     out += fmt::format(" {} ({}) |", c.title, c.role);
@@ -102,7 +104,7 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
   std::string out = fmt::format("## trainledger plan: {}\n\n", escape(plan_title(plan)));
   out += fmt::format("Plan `{}`, trainledger {}.\n\n", loaded.name, version());
   for (const auto& [k, v] : derived_facts(plan)) out += fmt::format("- {}: {}\n", k, v);
-  out += "\n" + memory_section(plan, memory_view(plan), u);
+  out += "\n" + memory_section(plan, memory_view(plan), u, options.phase);
   out += "\n" + host_line(plan, u);
   out += "\n**Verdict:** " +
          verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";

@@ -47,7 +47,8 @@ struct Layout {
   std::size_t id = 0, label = 0, column = 0;
 };
 
-std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u) {
+std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u,
+                         const std::string& phase) {
   Layout w{5, 0, 10};
   for (const MemoryRow& r : v.rows) {
     w.id = std::max(w.id, width(r.id));
@@ -55,7 +56,9 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
   }
   for (const StageColumn& c : v.columns) w.column = std::max(w.column, width(c.title) + 2);
   std::string out;
-  const std::string head = fmt::format("Memory per GPU ({})", memory_unit_name(u));
+  const std::string head =
+      phase.empty() ? fmt::format("Memory per GPU ({})", memory_unit_name(u))
+                    : fmt::format("Memory per GPU ({}), {} phase", memory_unit_name(u), phase);
   out += pad_right(head, w.id + 2 + w.label);
   for (const StageColumn& c : v.columns) out += pad_left(c.title, w.column);
   out += "\n" + std::string(w.id + 2 + w.label, ' ');
@@ -160,7 +163,7 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
   for (const auto& [k, v] : derived_facts(plan))
     facts += (facts.empty() ? "" : " · ") + k + " " + v;
   out += facts + "\n\n";
-  out += memory_table(plan, memory_view(plan), u);
+  out += memory_table(plan, memory_view(plan), u, options.phase);
   out += phases_line(plan, u);
   out += host_line(plan, u);
   out += "\nVerdict: " +

@@ -87,6 +87,70 @@ TEST_CASE("explain prints one item's basis", "[cli]") {
   CHECK(bad_stage.code == 2);
 }
 
+TEST_CASE("explain works for every item the report shows, in any phase", "[cli]") {
+  // ZeRO-0 with bf16 gradients: the peak is the optimizer step's fp32 upcast, where the
+  // activations are gone; explain finds them in the first phase that holds them.
+  const std::vector<std::string> plan = {"--set", "model.preset=\"llama-2-7b\"",
+                                         "--set", "training.seq_len=128",
+                                         "--set", "training.framework=\"generic\"",
+                                         "--set", "cluster.gpu_memory=300 GiB",
+                                         "--set", "cluster.gpus_per_node=1",
+                                         "--set", "cluster.nodes=1",
+                                         "--set", "parallel.tp=1",
+                                         "--set", "parallel.pp=1",
+                                         "--set", "training.global_batch=1"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), plan.begin(), plan.end());
+    return run_cli(args);
+  };
+  const auto act = with({"explain", "activations"});
+  REQUIRE(act.code == 0);
+  CHECK(act.out.find("[stage 0 (only), forward phase (not held at the optimizer peak)]") !=
+        std::string::npos);
+  const auto at_peak = with({"explain", "activations", "--phase", "optimizer"});
+  CHECK(at_peak.code == 2);
+  CHECK(at_peak.err.find("is not in stage 0 (only)'s ledger in the optimizer phase") !=
+        std::string::npos);
+  const auto grads = with({"explain", "temporaries", "--phase", "optimizer"});
+  CHECK(grads.code == 0);
+  CHECK(grads.out.find("optimizer phase]") != std::string::npos);
+  // Host items are per node.
+  const auto host = run_cli({"explain", "host.checkpoint_staging"});
+  CHECK(host.code == 0);
+  CHECK(host.out.find("[per node]") != std::string::npos);
+  // Every id the JSON report lists can be explained.
+  const auto j = nlohmann::json::parse(run_cli({"plan", "--format", "json"}).out);
+  std::vector<std::string> ids;
+  for (const auto& st : j["memory"]["stages"])
+    for (const auto& i : st["items"]) ids.push_back(i["id"]);
+  for (const char* section : {"host", "communication", "time", "reliability"})
+    for (const auto& i : j[section]["items"]) ids.push_back(i["id"]);
+  for (const std::string& id : ids) {
+    INFO(id);
+    CHECK(run_cli({"explain", id}).code == 0);
+  }
+}
+
+TEST_CASE("plan --phase shows every stage's ledger in that phase", "[cli]") {
+  const auto r = run_cli({"plan", "--phase", "optimizer"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("Memory per GPU (GiB), optimizer phase") != std::string::npos);
+  // The optimizer step holds no activations; the totals are the phase's, the verdict the peak's.
+  const auto j =
+      nlohmann::json::parse(run_cli({"plan", "--phase", "optimizer", "--format", "json"}).out);
+  for (const auto& st : j["memory"]["stages"]) {
+    for (const auto& i : st["items"]) CHECK(i["id"] != "activations");
+    double sum = 0;
+    for (const auto& i : st["items"]) sum += i["value"].get<double>();
+    for (const auto& ph : st["phases"])
+      if (ph["phase"] == "optimizer")
+        CHECK(st["peak_bytes"].get<double>() == Approx(ph["bytes"].get<double>()));
+    CHECK(sum == Approx(st["peak_bytes"].get<double>()));
+  }
+  CHECK(j["verdict"]["phase"] == "backward");
+  CHECK(run_cli({"plan", "--phase", "warmup"}).code == 2);
+}
+
 TEST_CASE("models and gpus list the presets", "[cli]") {
   const auto models = run_cli({"models"});
   REQUIRE(models.code == 0);
