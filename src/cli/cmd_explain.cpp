@@ -55,43 +55,62 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
                        plan.stages.size());
     return k_exit_invalid;
   }
-  const int stage = o.stage >= 0 ? o.stage : plan.worst_stage;
-  const StageMemory& st = plan.stages[stage];
   const std::optional<ItemId> id = item_by_name(o.item);
   if (id) {
-    const std::string where = fmt::format("stage {} ({})", st.stage, st.role);
     constexpr Phase k_phases[] = {Phase::init, Phase::forward, Phase::backward, Phase::optimizer,
                                   Phase::checkpoint};
-    if (!o.phase.empty()) {
-      // The item as the ledger holds it in that phase.
-      for (Phase ph : k_phases) {
-        if (to_string(ph) != o.phase) continue;
-        const std::vector<LineItem> items = phase_ledger(loaded.input, stage, ph);
-        if (const LineItem* item = find_item(items, *id)) {
-          out << report::render_explain(*item, fmt::format("{}, {} phase", where, o.phase), ro);
-          return k_exit_ok;
+    // The stage asked for, or the worst one and then the others (the logits live on the last).
+    std::vector<int> stages;
+    if (o.stage >= 0) {
+      stages.push_back(o.stage);
+    } else {
+      stages.push_back(plan.worst_stage);
+      for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s)
+        if (s != plan.worst_stage) stages.push_back(s);
+    }
+    for (int stage : stages) {
+      const StageMemory& st = plan.stages[stage];
+      const std::string where = fmt::format("stage {} ({})", st.stage, st.role);
+      if (!o.phase.empty()) {
+        // The item as the ledger holds it in that phase.
+        for (Phase ph : k_phases) {
+          if (to_string(ph) != o.phase) continue;
+          const std::vector<LineItem> items = phase_ledger(loaded.input, stage, ph);
+          if (const LineItem* item = find_item(items, *id)) {
+            out << report::render_explain(*item, fmt::format("{}, {} phase", where, o.phase), ro);
+            return k_exit_ok;
+          }
         }
-        err << fmt::format("trainledger: error: \"{}\" is not in {}'s ledger in the {} phase\n",
-                           o.item, where, o.phase);
-        return k_exit_invalid;
+        continue;
       }
-    }
-    if (const LineItem* item = find_item(st.items, *id)) {
-      out << report::render_explain(
-          *item, fmt::format("{}, {} phase (its peak)", where, to_string(st.peak_phase)), ro);
-      return k_exit_ok;
-    }
-    // Not held at the peak (activations when the peak is the optimizer step): the first phase
-    // whose ledger has it.
-    for (Phase ph : k_phases) {
-      const std::vector<LineItem> items = phase_ledger(loaded.input, stage, ph);
-      if (const LineItem* item = find_item(items, *id)) {
-        out << report::render_explain(*item,
-                                      fmt::format("{}, {} phase (not held at the {} peak)", where,
-                                                  to_string(ph), to_string(st.peak_phase)),
-                                      ro);
+      if (const LineItem* item = find_item(st.items, *id)) {
+        out << report::render_explain(
+            *item, fmt::format("{}, {} phase (its peak)", where, to_string(st.peak_phase)), ro);
         return k_exit_ok;
       }
+      // Not held at the peak (activations when the peak is the optimizer step): the first
+      // phase whose ledger has it.
+      for (Phase ph : k_phases) {
+        const std::vector<LineItem> items = phase_ledger(loaded.input, stage, ph);
+        if (const LineItem* item = find_item(items, *id)) {
+          out << report::render_explain(*item,
+                                        fmt::format("{}, {} phase (not held at the {} peak)", where,
+                                                    to_string(ph), to_string(st.peak_phase)),
+                                        ro);
+          return k_exit_ok;
+        }
+      }
+    }
+    const bool elsewhere = find_item(plan.host.items, *id) || find_item(plan.communication, *id) ||
+                           find_item(plan.time, *id) || find_item(plan.reliability, *id);
+    if (!o.phase.empty() && !elsewhere) {
+      const StageMemory& first = plan.stages[stages.front()];
+      const std::string where = stages.size() == 1
+                                    ? fmt::format("stage {} ({})", first.stage, first.role)
+                                    : std::string("any stage");
+      err << fmt::format("trainledger: error: \"{}\" is not in {}'s ledger in the {} phase\n",
+                         o.item, where, o.phase);
+      return k_exit_invalid;
     }
     for (const auto* section :
          {&plan.host.items, &plan.communication, &plan.time, &plan.reliability}) {

@@ -73,7 +73,8 @@ TEST_CASE("help documents the commands and exit codes; --version prints the vers
 TEST_CASE("explain prints one item's basis", "[cli]") {
   const auto r = run_cli({"explain", "optimizer.m", "--stage", "1"});
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("optimizer.m — Adam m (fp32, ZeRO-1 shard)   [stage 1 (middle)]") == 0);
+  CHECK(r.out.find("optimizer.m — Adam m (fp32, ZeRO-1 shard)   [stage 1 (middle), backward phase "
+                   "(its peak)]") == 0);
   CHECK(r.out.find("formula  4 B/param × ") != std::string::npos);
   CHECK(r.out.find("source   Rajbhandari et al. 2020") != std::string::npos);
   CHECK(r.out.find("kind     estimated") != std::string::npos);
@@ -98,6 +99,7 @@ TEST_CASE("explain works for every item the report shows, in any phase", "[cli]"
                                          "--set", "cluster.nodes=1",
                                          "--set", "parallel.tp=1",
                                          "--set", "parallel.pp=1",
+                                         "--set", "parallel.dp=1",
                                          "--set", "training.global_batch=1"};
   auto with = [&](std::vector<std::string> args) {
     args.insert(args.end(), plan.begin(), plan.end());
