@@ -27,7 +27,7 @@ constexpr Offload k_never = Offload::none;
 
 // ZeRO shards optimizer state and the master copy from stage 1, gradients from 2, weights
 // from 3 (Rajbhandari et al. 2020, §5). A checkpoint holds weights, master copy and optimizer
-// state, not gradients (FORMULAS.md errata 3). Offload moves the optimizer's state (with the
+// state, not gradients (docs/formulas.md#errata 3). Offload moves the optimizer's state (with the
 // gradients it reads) at "optimizer", the weights too at "optimizer+params" (ZeRO-Offload).
 // The NF4 and FP8 copies derive from the weights: not saved, not touched by the optimizer.
 constexpr std::array<ItemInfo, k_item_count> k_items = {{

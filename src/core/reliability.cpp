@@ -1,4 +1,4 @@
-// Checkpoints and failures (docs/formulas.md#reliability; FORMULAS.md §5 and errata 2-3).
+// Checkpoints and failures (docs/formulas.md#reliability and #errata 2-3).
 #include <cmath>
 
 #include "state.hpp"
@@ -10,14 +10,14 @@ namespace {
 
 constexpr const char* k_src_ckpt =
     "a training checkpoint holds weights, master weights and optimizer state, not gradients "
-    "(FORMULAS.md errata 3)";
+    "(docs/formulas.md#errata 3)";
 constexpr const char* k_src_mtbf = "cluster MTBF = 1 / (GPUs × failures per GPU-hour)";
 constexpr const char* k_src_young = "Young 1974: τ = √(2·δ·M)";
 constexpr const char* k_src_daly =
     "Daly 2006, eq. 37: τ = √(2δM)·[1 + ⅓·√(δ/2M) + (1/9)·(δ/2M)] − δ for δ < 2M, else M";
 constexpr const char* k_src_waste =
     "expected waste ≈ δ/τ (writing) + (τ/2 + R)/M (lost work and restart per failure); "
-    "FORMULAS.md errata 2 corrects the seed's E(T) = 4fT + 55.8/T";
+    "docs/formulas.md#errata 2 corrects the source documents' E(T) = 4fT + 55.8/T";
 
 }  // namespace
 

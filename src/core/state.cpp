@@ -1,4 +1,4 @@
-// Persistent training state per GPU (docs/formulas.md#state; FORMULAS.md §1).
+// Persistent training state per GPU (docs/formulas.md#state; docs/formulas.md#state).
 // ZeRO over a shard group of d ranks (Rajbhandari et al. 2020, §5): stage 1 shards optimizer
 // state and master weights, stage 2 also gradients, stage 3 also parameters.
 #include "state.hpp"

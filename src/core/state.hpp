@@ -28,7 +28,7 @@ int master_bytes(const TrainingSpec& t);
 // Bytes of optimizer state per trainable parameter as saved in a checkpoint.
 double optimizer_bytes_per_param(const TrainingSpec& t);
 // A full training checkpoint: weights, master copy and optimizer state, not gradients
-// (FORMULAS.md errata 3).
+// (docs/formulas.md#errata 3).
 template <typename V>
 V checkpoint_size(const PlanInput& in, const Derived& d);
 

@@ -72,7 +72,7 @@ TEST_CASE("Korthikanti: full recompute keeps the layer input, 2·s·b·h (/t wit
         Approx(2 * s * b * h));
 }
 
-TEST_CASE("FORMULAS.md §2 golden: 34 × 8192 × 4096 × 32 = 36.5 GB = 34.0 GiB",
+TEST_CASE("docs/formulas.md#zero golden: 34 × 8192 × 4096 × 32 = 36.5 GB = 34.0 GiB",
           "[activations][golden]") {
   // b·s = 8192 tokens, h = 4096, 32 layers, selective recompute (no s² terms).
   const PlanResult p = test::plan_checked(gpt(1, false, Recompute::selective, 2048, 4));

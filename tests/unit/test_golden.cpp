@@ -99,7 +99,7 @@ double published_value(const json& report, const std::string& path) {
       if (item["id"] == path.substr(p.size())) return item[field].get<double>();
     FAIL("no item " << path);
   }
-  if (path.rfind("state:", 0) == 0) {  // the persistent state of a stage (FORMULAS.md §1)
+  if (path.rfind("state:", 0) == 0) {  // the persistent state of a stage (docs/formulas.md#state)
     double sum = 0;
     for (const auto& item : report["memory"]["stages"][std::stoi(path.substr(6))]["items"]) {
       const std::string id = item["id"];

@@ -1,4 +1,4 @@
-// The persistent-state ledger against FORMULAS.md §1 (seeds 000, 001, 003, 004).
+// The persistent-state ledger against docs/formulas.md#state (the worked examples, 001, 003, 004).
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -210,7 +210,7 @@ TEST_CASE("LoRA on Llama-2-7B, r = 8 on q and v: 4,194,304 adapters (0.062 %)",
   // The checkpoint holds the adapters and their optimizer state, not the frozen base
   // (PEFT's save_pretrained writes the adapter weights only).
   CHECK(value_of(p.reliability, ItemId::checkpoint_size) == (2 + 4 + 8) * 4194304.0);
-  // The trainable state (the seed's "≈0.08 GB"): 16 B per adapter parameter.
+  // The trainable state (the source documents' "≈0.08 GB"): 16 B per adapter parameter.
   const double adapters_state = 2 * 4194304.0 + item_value(p, "grads") +
                                 item_value(p, "optimizer.m") + item_value(p, "optimizer.v") +
                                 item_value(p, "master");

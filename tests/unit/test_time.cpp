@@ -1,4 +1,4 @@
-// Collectives, placement, the step and reliability (FORMULAS.md §3-§5 beyond golden/).
+// Collectives, placement, the step and reliability (docs/formulas.md#communication-§5 beyond golden/).
 #include <catch2/catch.hpp>
 
 #include "collectives.hpp"
@@ -43,7 +43,7 @@ TEST_CASE("collective volumes per GPU", "[time][collectives]") {
 }
 
 TEST_CASE("errata 1: ZeRO-2 moves as much data-parallel traffic as DDP", "[time][errata]") {
-  // The seed's convention: gradients in the weights' dtype (16-bit).
+  // The source documents' convention: gradients in the weights' dtype (16-bit).
   const std::string plan =
       "[model]\nparams = 7e9\n[training]\nframework = \"generic\"\n[cluster]\n"
       "gpu = \"h100-sxm5-80gb\"\n";
