@@ -3,6 +3,7 @@
 #include "trainledger/config.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace trainledger::config {
 
@@ -19,7 +20,7 @@ std::vector<KeySpec> build_table() {
   const std::vector<std::string_view> dtypes_state = {"fp32", "bf16", "fp16"};
   return {
     // [model]
-    {"model", "preset", T::text, "", "model preset name (see `trainledger models`)"},
+    {"model", "preset", T::text, "", "model preset: its name in any case (see `trainledger models`) or its Hugging Face repo id, e.g. \"meta-llama/Llama-3.1-8B\""},
     {"model", "hf_config", T::text, "", "path to a Hugging Face config.json (relative to the plan file)"},
     {"model", "name", T::text, "", "display name"},
     {"model", "params", T::count, "", "parameter count of a count-only model (no architecture: state ledger only)", Q::count, {}, 1, 1e15},
@@ -94,7 +95,7 @@ std::vector<KeySpec> build_table() {
     {"parallel", "overlap_param_gather", T::boolean, "false", "ZeRO-1/2: the all-gather of updated parameters overlaps the next step's forward, layer by layer (Megatron-LM --overlap-param-gather, NeMo overlap_param_sync)"},
     {"parallel", "allreduce", T::choice, "\"ring\"", "all-reduce algorithm for latency: ring or tree", Q::count, {"ring", "tree"}},
     // [cluster]
-    {"cluster", "gpu", T::text, "", "GPU preset name (see `trainledger gpus`)"},
+    {"cluster", "gpu", T::text, "", "GPU preset: its name in any case (see `trainledger gpus`) or the name nvidia-smi prints, e.g. \"NVIDIA H100 80GB HBM3\""},
     {"cluster", "gpu_name", T::text, "", "GPU display name"},
     {"cluster", "gpu_memory", T::quantity, "", "memory as the device reports it (nvidia-smi)", Q::bytes, {}, 1, 1e15},
     {"cluster", "peak_flops", T::flops_table, "", "dense peak per dtype: { bf16 = \"989 TFLOP/s\", ... }", Q::flops},
@@ -200,16 +201,29 @@ std::string type_description(const KeySpec& k) {
   return "?";
 }
 
+std::string fold(std::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '-' || ch == '_' || ch == '.' || ch == ' ' || ch == '/') continue;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  return out;
+}
+
 std::optional<std::string> closest(std::string_view word,
                                    const std::vector<std::string>& candidates) {
+  // Distance between the folded forms first (case and separators do not count: "llama-3-8b"
+  // is one edit from "llama-3.1-8b", two from "llama-2-7b"), the raw distance to break ties.
   std::optional<std::string> best;
-  int best_distance = 0;
-  const int limit = std::max<int>(2, static_cast<int>(word.size()) / 3);
+  int best_score = 0;
+  const std::string folded = fold(word);
+  const int limit = std::max<int>(2, static_cast<int>(folded.size()) / 3);
   for (const std::string& c : candidates) {
-    const int d = edit_distance(word, c);
-    if (d <= limit && (!best || d < best_distance)) {
+    const int d = edit_distance(folded, fold(c));
+    const int score = 1000 * d + edit_distance(word, c);
+    if (d <= limit && (!best || score < best_score)) {
       best = c;
-      best_distance = d;
+      best_score = score;
     }
   }
   return best;

@@ -45,6 +45,8 @@ const std::vector<std::string_view>& section_names();
 const KeySpec* find_key(std::string_view section, std::string_view name);
 std::string type_description(const KeySpec& k);
 
+// Lower case without separators ("-", "_", ".", " ", "/"): "Llama-3.1-8B" → "llama318b".
+std::string fold(std::string_view s);
 // The closest candidate within a small edit distance, for "did you mean" hints.
 std::optional<std::string> closest(std::string_view word,
                                    const std::vector<std::string>& candidates);

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <filesystem>
+#include <map>
 
 namespace trainledger::config {
 
@@ -116,9 +118,42 @@ std::string preset_path(const std::string& folder, const std::string& name) {
 
 std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// The preset a name means: its file name in any case ("Llama-3.1-8B"), a model's Hugging Face
+// repository id ("meta-llama/Llama-3.1-8B") or a GPU's name as nvidia-smi prints it ("NVIDIA
+// H100 80GB HBM3"). Empty when none matches exactly.
+std::string canonical_preset(const std::string& name, const std::string& folder) {
+  if (embedded_file(preset_path(folder, name))) return name;
+  const std::string wanted = lower(name);
+  for (const std::string& p : embedded_files_under("configs/" + folder + "/")) {
+    const std::string stem = stem_of(p);
+    if (lower(stem) == wanted) return stem;
+    std::map<std::string, Value> meta;
+    std::vector<Diagnostic> ignored;
+    const SettingMap settings =
+        read_preset(p, folder == "models" ? "model" : "cluster", &meta, ignored);
+    auto hf = meta.find("hf_id");
+    if (hf != meta.end() && hf->second.type == Value::Type::string &&
+        lower(hf->second.string) == wanted)
+      return stem;
+    auto gpu_name = settings.find("cluster.gpu_name");
+    if (gpu_name != settings.end()) {
+      const auto* text = std::get_if<std::string>(&gpu_name->second.value);
+      if (text && lower(*text) == wanted) return stem;
+    }
+  }
+  return "";
+}
+
 SettingMap load_named_preset(const Setting& asked, const std::string& folder,
                              const std::string& section, std::vector<Diagnostic>& errors) {
-  const std::string name = std::get<std::string>(asked.value);
+  const std::string given = std::get<std::string>(asked.value);
+  const std::string found = canonical_preset(given, folder);
+  const std::string name = found.empty() ? given : found;
   const std::string path = preset_path(folder, name);
   if (!embedded_file(path)) {
     std::vector<std::string> names;
@@ -129,7 +164,8 @@ SettingMap load_named_preset(const Setting& asked, const std::string& folder,
     if (hint.empty()) {
       std::string near;
       for (const std::string& n : names)
-        if (n.find(name) != std::string::npos) near += (near.empty() ? "\"" : "\", \"") + n;
+        if (fold(n).find(fold(name)) != std::string::npos)
+          near += (near.empty() ? "\"" : "\", \"") + n;
       if (!near.empty()) hint = " (did you mean one of " + near + "\"?)";
     }
     errors.push_back(

@@ -2,6 +2,7 @@
 // (../shared/data/models.csv: safetensors metadata, model cards, PEFT outputs).
 #include <catch2/catch.hpp>
 
+#include "helpers.hpp"
 #include "trainledger/config.hpp"
 #include "trainledger/model.hpp"
 
@@ -86,4 +87,32 @@ TEST_CASE("GPU presets carry the device-reported memory and dense peaks", "[pres
   CHECK(config::load_gpu_preset("mi300x-192gb").memory_bytes == 205822885888);
   CHECK(config::load_gpu_preset("h100-sxm5-80gb").peak_flops.bf16 == Approx(989.4e12));
   CHECK(config::load_gpu_preset("v100-sxm2-32gb").peak_flops.bf16 == 0);  // no bf16 on Volta
+}
+
+TEST_CASE("presets are found in any case, by Hugging Face repo id or by the GPU's name",
+          "[presets][errors]") {
+  const std::string cluster = "[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  for (const char* name : {"Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "META-LLAMA/llama-3.1-8b"}) {
+    INFO(name);
+    const config::LoadedPlan p =
+        test::load_text(std::string("[model]\npreset = \"") + name + "\"\n" + cluster);
+    CHECK(p.input.model.layers == 32);
+    CHECK(p.input.model.hidden == 4096);
+  }
+  for (const char* gpu : {"H100-SXM5-80GB", "NVIDIA H100 80GB HBM3"}) {
+    INFO(gpu);
+    const config::LoadedPlan p = test::load_text(
+        std::string("[model]\npreset = \"llama-2-7b\"\n[cluster]\ngpu = \"") + gpu + "\"\n");
+    CHECK(p.input.cluster.gpu.memory_bytes == 85520809984);
+  }
+  // Near misses get the nearest name, ignoring case and separators; an ambiguous short name
+  // lists every preset it is part of.
+  const auto llama3 = test::load_errors("[model]\npreset = \"llama-3-8b\"\n" + cluster);
+  REQUIRE(llama3.size() == 1);
+  CHECK(llama3[0].find("(did you mean \"llama-3.1-8b\"?)") != std::string::npos);
+  const auto h100 =
+      test::load_errors("[model]\npreset = \"llama-2-7b\"\n[cluster]\ngpu = \"H100\"\n");
+  REQUIRE(h100.size() == 1);
+  CHECK(h100[0].find("did you mean one of \"h100-nvl-94gb\", \"h100-pcie-80gb\", "
+                     "\"h100-sxm5-80gb\"?") != std::string::npos);
 }

@@ -1,4 +1,5 @@
-// Collectives, placement, the step and reliability (docs/formulas.md#communication-§5 beyond golden/).
+// Collectives, placement, the step and reliability (docs/formulas.md#communication-§5 beyond
+// golden/).
 #include <catch2/catch.hpp>
 
 #include "collectives.hpp"
