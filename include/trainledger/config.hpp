@@ -1,6 +1,7 @@
 // Loading plans: TOML plan files, presets, Hugging Face config.json, --set overrides.
 #pragma once
 
+#include <iosfwd>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -61,6 +62,9 @@ struct LoadOptions {
 
 // Loads a plan file from disk. Throws ConfigError on any invalid input.
 LoadedPlan load_plan_file(const std::string& path, const LoadOptions& options);
+// Loads a plan from a stream (`plan -` reads stdin), named "(stdin)"; relative paths resolve
+// against the current directory.
+LoadedPlan load_plan_stream(std::istream& in, const LoadOptions& options);
 // Loads a plan from text, naming it `name` in messages; relative paths resolve against `base_dir`.
 LoadedPlan load_plan_text(const std::string& text, const std::string& name,
                           const std::string& base_dir, const LoadOptions& options);

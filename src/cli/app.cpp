@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <iostream>
 #include <ostream>
 
 namespace trainledger::cli {
@@ -21,7 +22,8 @@ constexpr const char* k_footer =
 }  // namespace
 
 void add_plan_options(CLI::App& sub, PlanOptions& o) {
-  sub.add_option("plan", o.plan, "plan file (TOML); default: the embedded default plan");
+  sub.add_option("plan", o.plan,
+                 "plan file (TOML), - for stdin; default: the embedded default plan");
   sub.add_option("--set", o.sets, "override a key: --set section.key=value (repeatable)")
       ->type_name("KEY=VALUE");
   sub.add_option("--units", o.units, "memory units: gib (default, like nvidia-smi) or gb")
@@ -32,6 +34,7 @@ config::LoadedPlan load(const PlanOptions& o) {
   config::LoadOptions lo;
   lo.sets = o.sets;
   if (o.plan.empty()) return config::load_default_plan(lo);
+  if (o.plan == "-") return config::load_plan_stream(std::cin, lo);
   return config::load_plan_file(o.plan, lo);
 }
 

@@ -43,7 +43,7 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   po.plan = name;
   po.sets = o.sets;
   Checked c;
-  c.name = name.empty() ? "(default plan)" : name;
+  c.name = name.empty() ? "(default plan)" : name == "-" ? "(stdin)" : name;
   c.loaded = load(po);
   c.plan = compute_plan(c.loaded.input);
   c.capacity = o.capacity.empty() ? static_cast<double>(c.loaded.input.cluster.gpu.memory_bytes)

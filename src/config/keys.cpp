@@ -21,7 +21,7 @@ std::vector<KeySpec> build_table() {
   return {
     // [model]
     {"model", "preset", T::text, "", "model preset: its name in any case (see `trainledger models`) or its Hugging Face repo id, e.g. \"meta-llama/Llama-3.1-8B\""},
-    {"model", "hf_config", T::text, "", "path to a Hugging Face config.json (relative to the plan file)"},
+    {"model", "hf_config", T::text, "", "path to a Hugging Face config.json or a snapshot directory holding one, relative to the plan file and inside its folder"},
     {"model", "name", T::text, "", "display name"},
     {"model", "params", T::count, "", "parameter count of a count-only model (no architecture: state ledger only)", Q::count, {}, 1, 1e15},
     {"model", "layers", T::integer, "", "transformer layers", Q::count, {}, 1, 100000},

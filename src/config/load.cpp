@@ -1,6 +1,9 @@
 // Public entry points of the config layer: plan files, the default plan, presets.
 #include <algorithm>
 #include <filesystem>
+#include <istream>
+
+#include <fmt/format.h>
 
 #include "build.hpp"
 #include "files.hpp"
@@ -102,6 +105,22 @@ double parse_share_option(const std::string& option, const std::string& text) {
 LoadedPlan load_plan_text(const std::string& text, const std::string& name,
                           const std::string& base_dir, const LoadOptions& options) {
   return load(text, name, base_dir, options);
+}
+
+LoadedPlan load_plan_stream(std::istream& in, const LoadOptions& options) {
+  // As bounded as a file: a plan larger than k_max_plan_bytes is refused, not read.
+  std::string text;
+  char buffer[65536];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > k_max_plan_bytes)
+      throw ConfigError({Diagnostic{Origin{"(stdin)", 0, 0, "file"},
+                                    fmt::format("cannot read the plan from stdin: larger than {} "
+                                                "bytes",
+                                                k_max_plan_bytes)}});
+  }
+  // Relative paths (hf_config) resolve against the current directory.
+  return load(text, "(stdin)", ".", options);
 }
 
 LoadedPlan load_plan_file(const std::string& path, const LoadOptions& options) {

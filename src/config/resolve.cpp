@@ -228,6 +228,9 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
                       "read only from the plan's folder or below it",
                       std::get<std::string>(hf->second.value))});
     } else {
+      // A Hugging Face snapshot directory: its config.json (symlinks are not followed).
+      std::error_code ec;
+      if (std::filesystem::is_directory(std::filesystem::symlink_status(p, ec))) p /= "config.json";
       overlay(preset, read_hf_config(p.lexically_normal().string(), hf->second.origin, errors,
                                      r.warnings, r.guesses));
     }

@@ -1,6 +1,10 @@
 // Plan loading: presets, --set precedence, origins, derived layout, Hugging Face config.json.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+
 #include "helpers.hpp"
 #include "keys.hpp"
 #include "quantity.hpp"
@@ -168,6 +172,32 @@ TEST_CASE("Hugging Face config.json files give the exact parameter counts", "[co
   for (const auto& r : llama.resolved)
     if (r.key == "model.hidden") origin = r.origin.to_string();
   CHECK(origin.find("hf/llama-2-7b.json#/hidden_size") != std::string::npos);
+}
+
+TEST_CASE("hf_config may name a Hugging Face snapshot directory", "[config][hf]") {
+  const auto snapshot = load_text("[model]\nhf_config = \"hf/llama-2-7b-snapshot\"\n" + k_cluster);
+  CHECK(total_params(snapshot.input.model) == 6738415616);
+  std::string origin;
+  for (const auto& r : snapshot.resolved)
+    if (r.key == "model.hidden") origin = r.origin.to_string();
+  CHECK(origin.find("hf/llama-2-7b-snapshot/config.json#/hidden_size") != std::string::npos);
+  // A directory without a config.json says which file it looked for.
+  const auto empty = load_errors("[model]\nhf_config = \"hf\"\n" + k_cluster);
+  REQUIRE(empty.size() == 1);
+  CHECK(empty[0].find("hf/config.json") != std::string::npos);
+}
+
+TEST_CASE("plan - reads the plan from stdin, bounded like a file", "[config][cli]") {
+  const std::string bin = std::string("\"") + TRAINLEDGER_BINARY + "\"";
+  const std::string plan = test::source_path("configs/plans/llama-2-7b-qlora.toml");
+  int status = std::system((bin + " plan - < \"" + plan + "\" > /dev/null 2>&1").c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  status = std::system((bin + " check - < \"" + plan + "\" > /dev/null 2>&1").c_str());
+  CHECK(WEXITSTATUS(status) == 0);
+  // Two megabytes of input: refused, exit 2.
+  status = std::system(("head -c 2000000 /dev/zero | " + bin + " plan - > /dev/null 2>&1").c_str());
+  CHECK(WEXITSTATUS(status) == 2);
 }
 
 TEST_CASE("config.json problems are named precisely", "[config][hf]") {
