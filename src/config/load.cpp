@@ -1,5 +1,6 @@
 // Public entry points of the config layer: plan files, the default plan, presets.
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <istream>
 
@@ -53,12 +54,69 @@ LoadedPlan finish(Resolution& r, const std::string& source) {
   return out;
 }
 
+// The key a value error is about ("training.seq_len: expected ...") or the key a misspelt one
+// was probably meant to be ("unknown key model.layerz (did you mean \"layers\"?)").
+std::vector<std::string> keys_named(const Diagnostic& d) {
+  std::vector<std::string> out;
+  const std::string& m = d.message;
+  const auto colon = m.find(':');
+  if (colon != std::string::npos && m.find('.') < colon && m.find(' ') > colon) {
+    const std::string key = m.substr(0, colon);
+    out.push_back(key.substr(key.find('.') + 1));
+  }
+  const auto hint = m.find("did you mean \"");
+  if (hint != std::string::npos) {
+    const auto start = hint + 14;
+    const auto end = m.find('"', start);
+    if (end != std::string::npos) out.push_back(m.substr(start, end - start));
+  }
+  return out;
+}
+
+bool mentions(const std::string& message, const std::string& word) {
+  for (auto at = message.find(word); at != std::string::npos; at = message.find(word, at + 1)) {
+    const auto is_word = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    };
+    const bool left = at == 0 || !is_word(message[at - 1]);
+    const bool right = at + word.size() >= message.size() || !is_word(message[at + word.size()]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
 LoadedPlan load(const std::string& text, const std::string& name, const std::string& base_dir,
                 const LoadOptions& options) {
   std::vector<Diagnostic> errors;
   Value doc = parse_toml(text, name, "file");
   Resolution r = resolve(&doc, name, base_dir, options.sets, errors);
-  throw_if(errors);
+  if (!errors.empty()) {
+    // Report the rules between values too, in the same run, except those that follow from an
+    // error already reported: a rule naming a key whose value was rejected (it fell back to
+    // its default), or any rule when a preset or config.json could not be read.
+    std::vector<std::string> failed;
+    bool whole_section = false;
+    for (const Diagnostic& d : errors) {
+      for (const std::string& k : keys_named(d)) {
+        failed.push_back(k);
+        whole_section = whole_section || k == "preset" || k == "hf_config" || k == "gpu";
+      }
+      whole_section = whole_section || d.origin.what == "preset" || d.origin.what == "hf_config" ||
+                      d.message.rfind("model:", 0) == 0 || mentions(d.message, "preset") ||
+                      mentions(d.message, "hf_config");
+    }
+    if (!whole_section) {
+      std::vector<Diagnostic> rules;
+      PlanInput scratch;
+      build_input(r, scratch, rules);
+      for (const Diagnostic& d : rules) {
+        bool follows = false;
+        for (const std::string& k : failed) follows = follows || mentions(d.message, k);
+        if (!follows) errors.push_back(d);
+      }
+    }
+    throw_if(errors);
+  }
   return finish(r, name);
 }
 

@@ -192,6 +192,25 @@ TEST_CASE("every error of a file is reported, in file order", "[errors]") {
   CHECK(e[2].rfind("trainledger: error: test.toml:8:14:", 0) == 0);
 }
 
+TEST_CASE("value errors and the rules between values are reported in one run", "[errors]") {
+  // A misspelt key and a tp that divides nothing: both at once, in file order.
+  const Errors both = load_errors(k_ok_model + "layerz = 3\n[parallel]\ntp = 3\n" + k_ok_cluster);
+  REQUIRE(both.size() >= 2);
+  CHECK(both[0].rfind("trainledger: error: test.toml:3:1: unknown key model.layerz", 0) == 0);
+  CHECK(both[1].find("test.toml:5:6: parallel: tp × pp × cp = 3 × 1 × 1 = 3 does not divide the "
+                     "world size 8") != std::string::npos);
+  // A rule about a key whose value was rejected would only repeat it: it is left out.
+  const Errors rejected =
+      load_errors(k_ok_model + "[parallel]\ntp = \"x\"\ndp = 3\n" + k_ok_cluster);
+  REQUIRE(rejected.size() == 1);
+  CHECK(rejected[0].find("parallel.tp: expected an integer") != std::string::npos);
+  // Nor are rules checked against a model that could not be read.
+  const Errors preset =
+      load_errors("[model]\npreset = \"llama-2-7bb\"\n[parallel]\ntp = 3\n" + k_ok_cluster);
+  REQUIRE(preset.size() == 1);
+  CHECK(preset[0].find("unknown preset") != std::string::npos);
+}
+
 TEST_CASE("untrusted files: only regular files, bounded, inside the plan's folder",
           "[errors][security]") {
   // A device that never ends is refused at once, not read.
