@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rows.hpp"
 #include "trainledger/report.hpp"
 #include "trainledger/whatif.hpp"
 
@@ -206,6 +207,15 @@ json checkpoint_json(const CheckpointSpec& c) {
   return j;
 }
 
+// What a user measures on that stage (rows.hpp, Comparable).
+json predicted_json(const StageMemory& st) {
+  const Comparable c = comparable(st);
+  return {{"persistent_state_bytes", number(c.state, Unit::bytes)},
+          {"max_memory_allocated_bytes", number(c.allocated, Unit::bytes)},
+          {"max_memory_reserved_bytes", number(c.reserved, Unit::bytes)},
+          {"nvidia_smi_bytes", number(c.device, Unit::bytes)}};
+}
+
 json derived_json(const Derived& d) {
   // Counts are whole numbers (a count-only model's params may be given as 7e9).
   auto count = [](double v) -> json {
@@ -250,7 +260,8 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
                       {"phases", phases},
                       {"peak_bytes", number(st.peak_bytes, Unit::bytes)},
                       {"capacity_bytes", number(st.capacity_bytes, Unit::bytes)},
-                      {"fits", st.fits}});
+                      {"fits", st.fits},
+                      {"predicted", predicted_json(st)}});
   }
   j["memory"] = {{"stages", stages}, {"worst_stage", plan.worst_stage}};
   json host = {{"items", items_json(plan.host.items)},

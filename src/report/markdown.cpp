@@ -33,6 +33,16 @@ std::string memory_section(const PlanResult& plan, const MemoryView& v, MemUnits
   for (const StageColumn& c : v.columns)
     out += fmt::format(" **{}** |", format_memory(plan.stages[c.representative].peak_bytes, u));
   out += "\n";
+  const auto compare_row = [&](const std::string& label, double Comparable::*field) {
+    out += "| | " + label + " |";
+    for (const StageColumn& c : v.columns)
+      out += " " + format_memory(comparable(plan.stages[c.representative]).*field, u) + " |";
+    out += "\n";
+  };
+  compare_row("persistent state (weights, grads, optimizer)", &Comparable::state);
+  compare_row("as `torch.cuda.max_memory_allocated`", &Comparable::allocated);
+  compare_row("as `torch.cuda.max_memory_reserved`", &Comparable::reserved);
+  compare_row("as nvidia-smi (the total)", &Comparable::device);
   return out;
 }
 

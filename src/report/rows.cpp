@@ -160,6 +160,21 @@ std::string reliability_line(const PlanResult& plan, double unit_bytes, const st
   return s;
 }
 
+Comparable comparable(const StageMemory& stage) {
+  Comparable c;
+  double outside = 0, fragmentation = 0;
+  for (const LineItem& i : stage.items) {
+    if (info(i.item).role == Role::state) c.state += i.value;
+    if (i.item == ItemId::overhead_cuda_context || i.item == ItemId::overhead_nccl)
+      outside += i.value;
+    if (i.item == ItemId::overhead_fragmentation) fragmentation += i.value;
+  }
+  c.device = stage.peak_bytes;
+  c.reserved = c.device - outside;
+  c.allocated = c.reserved - fragmentation;
+  return c;
+}
+
 std::string verdict_sentence(const PlanResult& plan, const std::string& unit_name,
                              double unit_bytes) {
   const Verdict& v = plan.verdict;

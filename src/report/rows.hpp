@@ -32,6 +32,19 @@ struct MemoryView {
 
 MemoryView memory_view(const PlanResult& plan);
 
+// What a user measures, predicted from a stage's ledger (docs/formulas.md#overheads): the
+// device figure nvidia-smi shows (every item), the caching allocator's peak reserved memory
+// (less the CUDA context and NCCL's buffers, which live outside it) and its peak allocated
+// memory (less the fragmentation reserve); and the persistent training state (weights,
+// gradients, optimizer state, master weights) that planning notes quote.
+struct Comparable {
+  double state = 0;
+  double allocated = 0;  // torch.cuda.max_memory_allocated()
+  double reserved = 0;   // torch.cuda.max_memory_reserved()
+  double device = 0;     // nvidia-smi
+};
+Comparable comparable(const StageMemory& stage);
+
 // "Llama-3.1-70B · 64 × H100 (8 nodes × 8) · tp 8 · pp 4 · dp 2 · ZeRO-1"
 std::string plan_title(const PlanResult& plan);
 // Facts of the derived section as label/value pairs, in display order.

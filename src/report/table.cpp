@@ -73,6 +73,16 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
   out += pad_right("total", w.id + 2 + w.label);
   for (const StageColumn& c : v.columns)
     out += pad_left(format_memory(plan.stages[c.representative].peak_bytes, u), w.column);
+  // The figures a user compares with (docs/formulas.md#overheads).
+  const auto compare_row = [&](const std::string& label, double Comparable::*field) {
+    out += "\n" + pad_right("  " + label, w.id + 2 + w.label);
+    for (const StageColumn& c : v.columns)
+      out += pad_left(format_memory(comparable(plan.stages[c.representative]).*field, u), w.column);
+  };
+  compare_row("persistent state (weights, grads, optimizer)", &Comparable::state);
+  compare_row("as torch.cuda.max_memory_allocated", &Comparable::allocated);
+  compare_row("as torch.cuda.max_memory_reserved", &Comparable::reserved);
+  compare_row("as nvidia-smi (the total)", &Comparable::device);
   out += "\n" +
          pad_right("capacity " + memory_with_unit(plan.verdict.limit_bytes, u), w.id + 2 + w.label);
   for (const StageColumn& c : v.columns)

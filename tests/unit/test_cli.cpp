@@ -1,6 +1,8 @@
 // The command line: README example kept true, exit codes, nothing on stdout on errors.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
@@ -151,6 +153,33 @@ TEST_CASE("plan --phase shows every stage's ledger in that phase", "[cli]") {
   }
   CHECK(j["verdict"]["phase"] == "backward");
   CHECK(run_cli({"plan", "--phase", "warmup"}).code == 2);
+}
+
+TEST_CASE("every stage shows what a user measures: allocated, reserved, nvidia-smi, state",
+          "[cli]") {
+  const auto r = run_cli({"plan"});
+  for (const char* row :
+       {"  persistent state (weights, grads, optimizer)", "  as torch.cuda.max_memory_allocated",
+        "  as torch.cuda.max_memory_reserved", "  as nvidia-smi (the total)"})
+    CHECK(r.out.find(std::string("\n") + row) != std::string::npos);
+  const auto j = nlohmann::json::parse(run_cli({"plan", "--format", "json"}).out);
+  for (const auto& st : j["memory"]["stages"]) {
+    std::map<std::string, std::int64_t> v;
+    for (const auto& i : st["items"]) v[i["id"]] = i["value"].get<std::int64_t>();
+    const auto& p = st["predicted"];
+    // docs/formulas.md#overheads: device = every item; reserved = device − CUDA context − NCCL;
+    // allocated = reserved − fragmentation; state = weights, gradients, optimizer, master.
+    CHECK(p["nvidia_smi_bytes"] == st["peak_bytes"]);
+    CHECK(p["max_memory_reserved_bytes"].get<std::int64_t>() ==
+          Approx(st["peak_bytes"].get<double>() - v["overhead.cuda_context"] - v["overhead.nccl"])
+              .margin(2));
+    CHECK(p["max_memory_allocated_bytes"].get<std::int64_t>() ==
+          Approx(p["max_memory_reserved_bytes"].get<double>() - v["overhead.fragmentation"])
+              .margin(2));
+    CHECK(p["persistent_state_bytes"].get<std::int64_t>() ==
+          Approx(v["params"] + v["grads"] + v["optimizer.m"] + v["optimizer.v"] + v["master"])
+              .margin(5));
+  }
 }
 
 TEST_CASE("models and gpus list the presets", "[cli]") {
