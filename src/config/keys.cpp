@@ -82,7 +82,7 @@ std::vector<KeySpec> build_table() {
     {"parallel", "grad_sync", T::choice, "", "when gradients are reduced with accumulation; default: once per step (last_micro_batch) for ZeRO 0-1, every micro-batch for ZeRO 2-3", Q::count, {"every_micro_batch", "last_micro_batch"}},
     {"parallel", "schedule", T::choice, "\"1f1b\"", "pipeline schedule", Q::count, {"1f1b", "gpipe", "interleaved", "zb-h1"}},
     {"parallel", "virtual_stages", T::integer, "1", "interleaved chunks per GPU", Q::count, {}, 1, 1000},
-    {"parallel", "stage_layers", T::int_list, "[]", "uneven split: layers per stage", Q::count, {}, 1, 100000},
+    {"parallel", "stage_layers", T::int_list, "[]", "uneven split: layers per stage (with the interleaved schedule each must split over virtual_stages; the first and last may count the embedding or loss as a layer)", Q::count, {}, 1, 100000},
     {"parallel", "offload", T::choice, "\"none\"", "ZeRO-Offload to host memory", Q::count, {"none", "optimizer", "optimizer+params"}},
     {"parallel", "bucket_size", T::quantity, "\"25 MiB\"", "DDP / ZeRO-1/2 gradient bucket (PyTorch DDP: 25 MiB; DeepSpeed: reduce_bucket_size)", Q::bytes, {}, 0, 1e15, true},
     {"parallel", "fp8_all_gather", T::boolean, "false", "ZeRO-3/FSDP with precision fp8: GEMM weights cast to FP8 on their shard and all-gathered in FP8, 1 B per element gathered and held (torchtitan enable_fsdp_float8_all_gather)"},

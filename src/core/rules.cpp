@@ -74,6 +74,25 @@ void check_pp(Violations& in, const PlanInput& p) {
       in.error("parallel.virtual_stages",
                fmt::format("parallel.virtual_stages ({}) must divide the layers per stage ({})",
                            par.virtual_stages, m.layers / par.pp));
+    else if (!m.count_only) {
+      // Uneven stages: each stage's layers split evenly over its virtual stages (Megatron-LM
+      // rejects the layout otherwise). The first and last stage may count the embedding and
+      // the loss as a layer (Megatron-Core's account_for_embedding_in_pipeline_split and
+      // account_for_loss_in_pipeline_split).
+      const int n = static_cast<int>(par.stage_layers.size());
+      for (int s = 0; s < n; ++s) {
+        const int layers = par.stage_layers[static_cast<std::size_t>(s)];
+        const bool edge = s == 0 || s == n - 1;
+        if (layers % par.virtual_stages == 0 || (edge && (layers + 1) % par.virtual_stages == 0))
+          continue;
+        in.error("parallel.stage_layers",
+                 fmt::format("parallel.stage_layers: stage {} has {} layers, which do not split "
+                             "over parallel.virtual_stages ({}){}",
+                             s, layers, par.virtual_stages,
+                             edge ? " (even counting the embedding or the loss as a layer)" : ""));
+        break;
+      }
+    }
   } else if (par.virtual_stages > 1) {
     in.error("parallel.virtual_stages",
              fmt::format("parallel.virtual_stages ({}) needs parallel.schedule = \"interleaved\"",

@@ -192,6 +192,19 @@ TEST_CASE("every error of a file is reported, in file order", "[errors]") {
   CHECK(e[2].rfind("trainledger: error: test.toml:8:14:", 0) == 0);
 }
 
+TEST_CASE("uneven stages must split over the interleaved schedule's virtual stages", "[errors]") {
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[parallel]\npp = 4\ntp = 2\n"
+      "schedule = \"interleaved\"\nvirtual_stages = 2\n" +
+      k_ok_cluster;
+  const Errors middle = load_errors(plan, {"parallel.stage_layers=[7, 9, 9, 7]"});
+  REQUIRE(middle.size() == 1);
+  CHECK(middle[0].find("parallel.stage_layers: stage 1 has 9 layers, which do not split over "
+                       "parallel.virtual_stages (2)") != std::string::npos);
+  // The first and last stage may count the embedding and the loss as a layer (Megatron-Core).
+  CHECK(load_errors(plan, {"parallel.stage_layers=[7, 8, 10, 7]"}).empty());
+}
+
 TEST_CASE("value errors and the rules between values are reported in one run", "[errors]") {
   // A misspelt key and a tp that divides nothing: both at once, in file order.
   const Errors both = load_errors(k_ok_model + "layerz = 3\n[parallel]\ntp = 3\n" + k_ok_cluster);
