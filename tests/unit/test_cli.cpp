@@ -1,6 +1,12 @@
 // The command line: README example kept true, exit codes, nothing on stdout on errors.
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
+#include <filesystem>
+
+#include <algorithm>
+
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +38,56 @@ TEST_CASE("the README's first example is the program's real output", "[cli][read
   REQUIRE(r.code == 0);
   CHECK(readme_block("<!-- readme-example: trainledger plan -->") ==
         "$ trainledger plan\n" + r.out);
+}
+
+TEST_CASE("every trainledger command in the README's and docs' shell blocks runs as written",
+          "[cli][readme]") {
+  // Each ```sh line that starts with `trainledger`, its comment dropped and globs expanded
+  // from the repository root, runs to exit 0 or 1 (a plan that does not fit), never 2 or 3.
+  int commands = 0;
+  for (const char* doc : {"README.md", "docs/cli.md", "docs/config.md", "docs/formulas.md",
+                          "docs/json-schema.md", "docs/accuracy.md", "docs/architecture.md"}) {
+    const std::string text = read_file(source_path(doc));
+    for (std::size_t at = text.find("```sh\n"); at != std::string::npos;
+         at = text.find("```sh\n", at + 1)) {
+      const std::size_t end = text.find("```", at + 6);
+      std::istringstream block(text.substr(at + 6, end - at - 6));
+      for (std::string line; std::getline(block, line);) {
+        if (line.rfind("trainledger ", 0) != 0) continue;
+        line = line.substr(0, line.find(" #"));
+        std::istringstream words(line.substr(12));
+        std::vector<std::string> args;
+        for (std::string w; words >> w;) {
+          if (w.find('*') != std::string::npos) {
+            // A glob over one folder, e.g. configs/plans/*.toml.
+            const auto slash = w.rfind('/');
+            const std::string folder = w.substr(0, slash);
+            const std::string suffix = w.substr(w.find('*') + 1);
+            std::vector<std::string> matches;
+            for (const auto& e : std::filesystem::directory_iterator(source_path(folder))) {
+              const std::string name = e.path().filename().string();
+              if (name.size() >= suffix.size() &&
+                  name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+                matches.push_back(e.path().string());
+            }
+            std::sort(matches.begin(), matches.end());
+            REQUIRE_FALSE(matches.empty());
+            args.insert(args.end(), matches.begin(), matches.end());
+          } else if (std::filesystem::exists(source_path(w))) {
+            args.push_back(source_path(w));
+          } else {
+            args.push_back(w);
+          }
+        }
+        INFO(doc << ": " << line);
+        const auto r = run_cli(args);
+        CHECK((r.code == 0 || r.code == 1));
+        CHECK_FALSE(r.out.empty());
+        ++commands;
+      }
+    }
+  }
+  CHECK(commands >= 11);
 }
 
 TEST_CASE("invalid input exits 2 with the message on stderr and nothing on stdout",
