@@ -74,10 +74,8 @@ json items_json(const std::vector<LineItem>& items) {
 json model_json(const ModelSpec& m) {
   json j;
   j["name"] = m.name;
-  if (m.count_only) {
-    j["params"] = m.params;
-    return j;
-  }
+  j["params"] = static_cast<std::int64_t>(std::llround(total_params(m)));
+  if (m.count_only) return j;
   j["layers"] = m.layers;
   j["hidden"] = m.hidden;
   j["heads"] = m.heads;
@@ -103,7 +101,8 @@ json training_json(const TrainingSpec& t) {
   json j;
   j["framework"] = std::string(to_string(t.framework));
   j["seq_len"] = t.seq_len;
-  if (t.document_length > 0) j["document_length"] = t.document_length;
+  // Every key that can change the numbers is present; 0 or null where it does not apply.
+  j["document_length"] = t.document_length;
   j["micro_batch"] = t.micro_batch;
   j["global_batch"] = t.global_batch;
   j["precision"] = std::string(to_string(t.precision));
@@ -120,16 +119,14 @@ json training_json(const TrainingSpec& t) {
   j["finetune"] = std::string(to_string(t.finetune));
   j["norm_impl"] = t.eager_norm ? "eager" : "fused";
   j["loss"] = std::string(to_string(t.loss));
-  if (t.finetune != Finetune::full) {
-    j["lora_rank"] = t.lora_rank;
-    j["lora_dropout"] = t.lora_dropout;
-    json targets = json::array();
-    for (LoraTarget x : t.lora_targets) targets.push_back(std::string(to_string(x)));
-    j["lora_targets"] = targets;
-    j["double_quant"] = t.double_quant;
-  }
-  if (t.trainable_params > 0) j["trainable_params"] = t.trainable_params;
-  if (t.tokens > 0) j["tokens"] = t.tokens;
+  j["lora_rank"] = t.lora_rank;
+  j["lora_dropout"] = t.lora_dropout;
+  json targets = json::array();
+  for (LoraTarget x : t.lora_targets) targets.push_back(std::string(to_string(x)));
+  j["lora_targets"] = targets;
+  j["double_quant"] = t.double_quant;
+  j["trainable_params"] = static_cast<std::int64_t>(std::llround(t.trainable_params));
+  j["tokens"] = t.tokens;
   j["data_workers"] = t.data_workers;
   j["data_worker_memory"] = number(t.data_worker_memory, Unit::bytes);
   return j;
@@ -144,7 +141,7 @@ json parallel_json(const ParallelSpec& p) {
   j["ep"] = p.ep;
   j["sequence_parallel"] = p.sequence_parallel;
   j["zero"] = p.zero;
-  if (p.zero_shard_size > 0) j["zero_shard_size"] = p.zero_shard_size;
+  j["zero_shard_size"] = p.zero_shard_size;
   j["grad_sync"] = std::string(to_string(p.grad_sync));
   j["schedule"] = std::string(to_string(p.schedule));
   j["virtual_stages"] = p.virtual_stages;
@@ -190,7 +187,7 @@ json cluster_json(const ClusterSpec& c) {
   j["matmul_efficiency"] = c.matmul_efficiency;
   j["memory_efficiency"] = c.memory_efficiency;
   j["fragmentation"] = c.fragmentation;
-  if (c.host_memory > 0) j["host_memory"] = number(c.host_memory, Unit::bytes);
+  j["host_memory"] = c.host_memory > 0 ? number(c.host_memory, Unit::bytes) : json(nullptr);
   j["pcie_bandwidth"] = c.pcie_bandwidth;
   j["host_memory_bandwidth"] = c.host_memory_bandwidth;
   j["host_process_memory"] = number(c.host_process_memory, Unit::bytes);
@@ -203,7 +200,7 @@ json checkpoint_json(const CheckpointSpec& c) {
             {"gpu_failure_rate", c.gpu_failure_rate},
             {"node_failure_rate", c.node_failure_rate},
             {"format", std::string(to_string(c.format))}};
-  if (c.interval > 0) j["interval"] = c.interval;
+  j["interval"] = c.interval > 0 ? json(c.interval) : json(nullptr);
   return j;
 }
 

@@ -238,6 +238,25 @@ TEST_CASE("every stage shows what a user measures: allocated, reserved, nvidia-s
   }
 }
 
+TEST_CASE("the JSON report's inputs hold every key that can change the numbers", "[cli][json]") {
+  const auto j = nlohmann::json::parse(run_cli({"plan", "--format", "json"}).out);
+  const auto keys = run_cli({"keys"}).out;
+  std::string section;
+  int checked = 0;
+  std::istringstream lines(keys);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("### [", 0) == 0) section = line.substr(5, line.find(']') - 5);
+    if (line.rfind("| `", 0) != 0 || section.empty()) continue;
+    const std::string key = line.substr(3, line.find('`', 3) - 3);
+    // The preset selectors are named in "origins"; their values are the keys they set.
+    if (key == "preset" || key == "hf_config" || key == "gpu") continue;
+    INFO(section << "." << key);
+    CHECK(j["inputs"][section].contains(key));
+    ++checked;
+  }
+  CHECK(checked > 90);
+}
+
 TEST_CASE("models and gpus list the presets", "[cli]") {
   const auto models = run_cli({"models"});
   REQUIRE(models.code == 0);
