@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "trainledger/invariants.hpp"
+
 #include <iostream>
 #include <ostream>
 
@@ -36,6 +38,22 @@ config::LoadedPlan load(const PlanOptions& o) {
   if (o.plan.empty()) return config::load_default_plan(lo);
   if (o.plan == "-") return config::load_plan_stream(std::cin, lo);
   return config::load_plan_file(o.plan, lo);
+}
+
+void require_sound(const PlanResult& plan, const config::LoadedPlan& loaded) {
+  const std::vector<std::string> broken = check_invariants(plan);
+  if (broken.empty()) return;
+  throw config::ConfigError({config::Diagnostic{
+      config::Origin{loaded.source, 0, 0, "file"},
+      "the plan's numbers are out of range (" + broken.front() +
+          "); an input is at the edge of what it can be (an efficiency, bandwidth or rate near "
+          "zero, a size near the largest)"}});
+}
+
+PlanResult sound_plan(const config::LoadedPlan& loaded) {
+  PlanResult plan = compute_plan(loaded.input);
+  require_sound(plan, loaded);
+  return plan;
 }
 
 report::Options report_options(const PlanOptions& o) {

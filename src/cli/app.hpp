@@ -38,6 +38,11 @@ struct PlanOptions {
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
 config::LoadedPlan load(const PlanOptions& o);
+// The plan's ledger, held to the invariant checker: inputs at the edge of their ranges (an
+// efficiency of 5e-324, a bandwidth of 1e-300 B/s) that would print inf or NaN are refused
+// as invalid input, naming the first broken invariant.
+void require_sound(const PlanResult& plan, const config::LoadedPlan& loaded);
+PlanResult sound_plan(const config::LoadedPlan& loaded);
 report::Options report_options(const PlanOptions& o);
 
 struct ExplainOptions {

@@ -45,7 +45,7 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   Checked c;
   c.name = name.empty() ? "(default plan)" : name == "-" ? "(stdin)" : name;
   c.loaded = load(po);
-  c.plan = compute_plan(c.loaded.input);
+  c.plan = sound_plan(c.loaded);
   c.capacity = o.capacity.empty() ? static_cast<double>(c.loaded.input.cluster.gpu.memory_bytes)
                                   : config::parse_size_option("--capacity", o.capacity);
   c.limit = c.capacity * (1 - headroom);

@@ -48,7 +48,7 @@ CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o) {
 
 int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
   const config::LoadedPlan loaded = load(o.plan);
-  const PlanResult plan = compute_plan(loaded.input);
+  const PlanResult plan = sound_plan(loaded);
   const report::Options ro = report_options(o.plan);
   if (o.stage >= static_cast<int>(plan.stages.size())) {
     err << fmt::format("trainledger: error: --stage {}: the plan has {} stage(s)\n", o.stage,

@@ -33,6 +33,7 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
       static_cast<std::int64_t>(config::key_max(std::string("training.") + o.max));
   MaxFit fit = find_max(loaded.input, knob, limit, keep, max_value);
   fit.plan.verdict.required_headroom = headroom;
+  require_sound(fit.plan, loaded);
   const report::Options ro = report_options(o);
   const double unit = ro.units == report::MemUnits::gib ? k_gib : k_gb;
   const std::string u = ro.units == report::MemUnits::gib ? "GiB" : "GB";
@@ -114,7 +115,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
 int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   const config::LoadedPlan loaded = load(o);
   if (!o.max.empty()) return run_max(o, loaded, out);
-  PlanResult plan = compute_plan(loaded.input);
+  PlanResult plan = sound_plan(loaded);
   plan.verdict.required_headroom = config::parse_share_option("--headroom", o.headroom);
   report::Options ro = report_options(o);
   if (!o.phase.empty()) {

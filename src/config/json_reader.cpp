@@ -2,6 +2,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "value.hpp"
 
@@ -93,15 +96,68 @@ void check_depth(const std::string& text, const std::string& path) {
   }
 }
 
+// The line and column of the first number literal too large for a double (1e704), if any.
+bool find_overflow(const std::string& text, int& line, int& column) {
+  line = 1;
+  column = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      continue;
+    }
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t end = i;
+      while (end < text.size() && std::strchr("0123456789+-.eE", text[end]) != nullptr) ++end;
+      const double v = std::strtod(text.substr(i, end - i).c_str(), nullptr);
+      if (!std::isfinite(v)) return true;
+      column += static_cast<int>(end - i) - 1;
+      i = end - 1;
+    }
+  }
+  return false;
+}
+
 Value parse_json(const std::string& text, const std::string& path) {
   check_depth(text, path);
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  } catch (const nlohmann::json::exception&) {
+    // A number beyond a double's range (nlohmann's out_of_range.406), even at a key that is
+    // never read: located, without the library's text.
+    int line = 0, column = 0;
+    if (!find_overflow(text, line, column)) line = column = 0;
+    throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
+                                  "invalid JSON: a number too large for a double"}});
+  }
   if (j.is_discarded()) {
     // Parse again with exceptions for the position; the message gives line and column only,
     // never the file's bytes.
     try {
       const nlohmann::json again = nlohmann::json::parse(text);
       static_cast<void>(again);
+    } catch (const nlohmann::json::out_of_range&) {
+      int line = 0, column = 0;
+      if (!find_overflow(text, line, column)) line = column = 0;
+      throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
+                                    "invalid JSON: a number too large for a double"}});
     } catch (const nlohmann::json::parse_error& e) {
       int line = 1, column = 1;
       const std::size_t end = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());

@@ -76,6 +76,14 @@ void read_sections(const Value& doc, SettingMap& out, std::map<std::string, Orig
 }
 
 void apply_set(const std::string& arg, SettingMap& out, std::vector<Diagnostic>& errors) {
+  if (arg.find_first_of("\r\n") != std::string::npos) {
+    // One key per --set: a value spanning lines would hide what follows its first line.
+    const std::string first = arg.substr(0, arg.find_first_of("\r\n"));
+    errors.push_back(
+        Diagnostic{Origin{"--set " + first + "…", 0, 0, "--set"},
+                   "the value spans more than one line; give one key=value per --set"});
+    return;
+  }
   const Origin origin{"--set " + arg, 0, 0, "--set"};
   const std::size_t eq = arg.find('=');
   const std::size_t dot = arg.find('.');

@@ -54,6 +54,12 @@ void add_warnings(const PlanInput& in, PlanResult& r) {
         "embedding for the LM head (as Megatron-LM does); it is counted in that stage's memory "
         "and once in the parameter count");
   }
+  if (in.checkpoint.gpu_failure_rate <= 0 && in.checkpoint.node_failure_rate <= 0 &&
+      !r.reliability.empty()) {
+    r.warnings.push_back(
+        "checkpoint: gpu_failure_rate and node_failure_rate are 0: no failures expected, so no "
+        "MTBF, checkpoint interval or waste is computed");
+  }
   if (in.parallel.sequence_parallel && in.parallel.tp == 1) {
     r.warnings.push_back("parallel: sequence_parallel has no effect with tp = 1");
   }

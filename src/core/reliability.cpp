@@ -46,6 +46,9 @@ Items<V> reliability_items(const PlanInput& in, const Derived& d, const Items<V>
     rate = rate + V::term("nodes", in.cluster.nodes, "nodes") *
                       input<V>(in, "checkpoint.node_failure_rate", "node_failure_rate",
                                c.node_failure_rate, "failures per node-hour");
+  // No failures expected (both rates 0): no MTBF, interval or waste to compute (a division by
+  // a zero rate would read as "MTBF 0 s"); plan.cpp says so in a warning.
+  if (!(rate.value() > 0)) return out;
   const V mtbf = V::term("seconds_per_hour", 3600, "s/h") / rate;
   out.push_back(make(ItemId::mtbf, "cluster mean time between failures (M)", Unit::seconds, mtbf,
                      k_src_mtbf, Kind::assumed));

@@ -262,3 +262,37 @@ TEST_CASE("untrusted files: only regular files, bounded, inside the plan's folde
   REQUIRE(absolute.size() == 1);
   CHECK(absolute[0].find("is outside the plan's folder") != std::string::npos);
 }
+
+TEST_CASE("hostile values: overflowing numbers, edge-of-range inputs, multi-line --set",
+          "[errors][security]") {
+  using trainledger::test::run_cli;
+  // A number too large for a double, even at a key that is never read: located, exit 2.
+  const auto overflow = trainledger::test::load_errors(
+      "[model]\nhf_config = \"hf/number-overflow.json\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
+  REQUIRE(overflow.size() == 1);
+  CHECK(overflow[0] == "trainledger: error: " +
+                           trainledger::test::source_path("tests/data/hf/number-overflow.json") +
+                           ":4:17: invalid JSON: a number too large for a double");
+  // Documented-valid extremes that would print inf or NaN are refused by the invariant checker.
+  for (const char* set :
+       {"cluster.matmul_efficiency=5e-324", "cluster.inter_node_bandwidth=1e-300 B/s",
+        "checkpoint.storage_bandwidth=1e-300 B/s"}) {
+    INFO(set);
+    const auto r = run_cli({"plan", "--set", set});
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("the plan's numbers are out of range") != std::string::npos);
+    CHECK(run_cli({"check", "default", "--set", set}).code == 2);
+  }
+  // No failures expected: no MTBF of 0 s, but a warning.
+  const auto no_failures = run_cli({"plan", "--set", "checkpoint.gpu_failure_rate=0 /h"});
+  CHECK(no_failures.code == 0);
+  CHECK(no_failures.out.find("mtbf ") == std::string::npos);
+  CHECK(no_failures.out.find("no failures expected") != std::string::npos);
+  // One key per --set: what follows a newline is not silently dropped.
+  const auto lines = run_cli({"plan", "--set", "training.seq_len=4096\n[model]\nlayers = 1"});
+  CHECK(lines.code == 2);
+  CHECK(lines.err ==
+        "trainledger: error: --set training.seq_len=4096…: the value spans more "
+        "than one line; give one key=value per --set\n");
+}
