@@ -296,3 +296,13 @@ TEST_CASE("hostile values: overflowing numbers, edge-of-range inputs, multi-line
         "trainledger: error: --set training.seq_len=4096…: the value spans more "
         "than one line; give one key=value per --set\n");
 }
+
+TEST_CASE("messages never carry control characters or invalid UTF-8 from a file",
+          "[errors][security]") {
+  // A model_type with an escape sequence (a terminal colour code) is written as \x1B.
+  const auto e = trainledger::test::load_errors(
+      "[model]\nhf_config = \"hf/control-chars.json\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].find('\x1b') == std::string::npos);
+  CHECK(e[0].find("evil\\x1B[31mÿ") != std::string::npos);
+}

@@ -1,0 +1,58 @@
+// libFuzzer target for the other untrusted inputs: the first byte chooses what the rest is.
+//   even: the text of a config.json, read as a plan's hf_config (the JSON reader, depth and
+//         number bounds, the architecture mapping);
+//   odd:  one --set value (KEY=VALUE) applied to the embedded default plan.
+// Either loads and gives a plan whose only broken invariants are non-finite numbers (the CLI
+// refuses those as out of range), or fails with located, non-empty ConfigErrors.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "trainledger/config.hpp"
+#include "trainledger/invariants.hpp"
+#include "trainledger/plan.hpp"
+#include "value.hpp"
+
+namespace {
+
+bool only_non_finite(const std::vector<std::string>& problems) {
+  for (const std::string& p : problems)
+    if (p.find("not finite") == std::string::npos && p.find("not a finite") == std::string::npos)
+      return false;
+  return true;
+}
+
+void require_sound(const trainledger::config::LoadedPlan& loaded) {
+  const trainledger::PlanResult plan = trainledger::compute_plan(loaded.input);
+  const auto problems = trainledger::check_invariants(plan);
+  if (problems.empty() || only_non_finite(problems)) return;
+  for (const auto& p : problems) std::cerr << p << "\n";
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace trainledger;
+  if (size == 0) return 0;
+  const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
+  try {
+    if (data[0] % 2 == 0) {
+      // The JSON reader alone, then the whole mapping through a plan in a scratch folder is
+      // not needed: parse_json is what every config.json goes through first.
+      const config::Value v = config::parse_json(text, "fuzz.json");
+      static_cast<void>(v);
+    } else {
+      config::LoadOptions o;
+      o.sets = {text};
+      require_sound(config::load_default_plan(o));
+    }
+  } catch (const config::ConfigError& e) {
+    if (e.diagnostics().empty()) std::abort();
+    for (const config::Diagnostic& d : e.diagnostics())
+      if (d.message.empty()) std::abort();
+  }
+  return 0;
+}
