@@ -239,8 +239,14 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
       // A Hugging Face snapshot directory: its config.json (symlinks are not followed).
       std::error_code ec;
       if (std::filesystem::is_directory(std::filesystem::symlink_status(p, ec))) p /= "config.json";
+      const std::size_t before = errors.size();
       overlay(preset, read_hf_config(p.lexically_normal().string(), hf->second.origin, errors,
                                      r.warnings, r.guesses));
+      // An error inside the config.json also names the plan line that asked for it.
+      for (std::size_t i = before; i < errors.size(); ++i)
+        if (errors[i].origin.what == "hf_config")
+          errors[i].message += " (read for model.hf_config at " +
+                               hf->second.origin.to_string() + ")";
     }
   }
   auto gpu = explicit_settings.find("cluster.gpu");

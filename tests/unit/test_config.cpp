@@ -210,7 +210,8 @@ TEST_CASE("config.json problems are named precisely", "[config][hf]") {
   REQUIRE(truncated.size() == 1);
   // Located at line and column, without echoing the file's bytes or the parser's text.
   CHECK(truncated[0] == "trainledger: error: " + test::source_path("tests/data") +
-                            "/hf/truncated.json:2:27: invalid JSON");
+                            "/hf/truncated.json:2:27: invalid JSON (read for model.hf_config at "
+                            "test.toml:2:13)");
   const auto missing = load_errors("[model]\nhf_config = \"hf/nope.json\"\n" + k_cluster);
   REQUIRE(missing.size() == 1);
   CHECK(missing[0].find("test.toml:2:13: model.hf_config: cannot read") != std::string::npos);

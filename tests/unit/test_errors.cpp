@@ -256,7 +256,7 @@ TEST_CASE("untrusted files: only regular files, bounded, inside the plan's folde
   std::remove(deep_path.c_str());
   CHECK(deep == std::vector<std::string>{"trainledger: error: " + deep_path +
                                          ":1:321: invalid config.json: nested deeper than 64 "
-                                         "levels"});
+                                         "levels (read for model.hf_config at test.toml:2:13)"});
   const auto absolute = trainledger::test::load_errors(
       "[model]\nhf_config = \"/etc/hostname\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
   REQUIRE(absolute.size() == 1);
@@ -272,7 +272,8 @@ TEST_CASE("hostile values: overflowing numbers, edge-of-range inputs, multi-line
   REQUIRE(overflow.size() == 1);
   CHECK(overflow[0] == "trainledger: error: " +
                            trainledger::test::source_path("tests/data/hf/number-overflow.json") +
-                           ":4:17: invalid JSON: a number too large for a double");
+                           ":4:17: invalid JSON: a number too large for a double (read for "
+                           "model.hf_config at test.toml:2:13)");
   // Documented-valid extremes that would print inf or NaN are refused by the invariant checker.
   for (const char* set :
        {"cluster.matmul_efficiency=5e-324", "cluster.inter_node_bandwidth=1e-300 B/s",
