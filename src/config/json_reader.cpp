@@ -64,49 +64,19 @@ Value convert(const nlohmann::json& j, const std::string& where) {
 
 }  // namespace
 
-// Nesting deeper than any config.json needs is refused before parsing (the conversion below
-// recurses once per level).
-constexpr int k_max_json_depth = 64;
-
-void check_depth(const std::string& text, const std::string& path) {
-  int depth = 0, line = 1, column = 0;
+// Walks the JSON text outside its strings: `visit(index, line, column)` for each character,
+// which returns how many characters it consumed (at least 1) or 0 to stop.
+template <typename Visit>
+void scan_outside_strings(const std::string& text, Visit visit) {
+  int line = 1, column = 0;
   bool in_string = false, escaped = false;
-  for (char c : text) {
-    ++column;
-    if (c == '\n') {
-      ++line;
-      column = 0;
-    }
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (c == '{' || c == '[') {
-      if (++depth > k_max_json_depth)
-        throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
-                                      "invalid config.json: nested deeper than 64 levels"}});
-    }
-    if (c == '}' || c == ']') --depth;
-  }
-}
-
-// The line and column of the first number literal too large for a double (1e704), if any.
-bool find_overflow(const std::string& text, int& line, int& column) {
-  line = 1;
-  column = 0;
-  bool in_string = false, escaped = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  for (std::size_t i = 0; i < text.size();) {
     const char c = text[i];
     ++column;
     if (c == '\n') {
       ++line;
       column = 0;
+      ++i;
       continue;
     }
     if (in_string) {
@@ -116,22 +86,52 @@ bool find_overflow(const std::string& text, int& line, int& column) {
         escaped = true;
       else if (c == '"')
         in_string = false;
+      ++i;
       continue;
     }
     if (c == '"') {
       in_string = true;
+      ++i;
       continue;
     }
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      std::size_t end = i;
-      while (end < text.size() && std::strchr("0123456789+-.eE", text[end]) != nullptr) ++end;
-      const double v = std::strtod(text.substr(i, end - i).c_str(), nullptr);
-      if (!std::isfinite(v)) return true;
-      column += static_cast<int>(end - i) - 1;
-      i = end - 1;
-    }
+    const std::size_t used = visit(i, line, column);
+    if (used == 0) return;
+    column += static_cast<int>(used) - 1;
+    i += used;
   }
-  return false;
+}
+
+// Nesting deeper than any config.json needs is refused before parsing (the conversion below
+// recurses once per level).
+constexpr int k_max_json_depth = 64;
+
+void check_depth(const std::string& text, const std::string& path) {
+  int depth = 0;
+  scan_outside_strings(text, [&](std::size_t i, int line, int column) -> std::size_t {
+    const char c = text[i];
+    if ((c == '{' || c == '[') && ++depth > k_max_json_depth)
+      throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
+                                    "invalid config.json: nested deeper than 64 levels"}});
+    if (c == '}' || c == ']') --depth;
+    return 1;
+  });
+}
+
+// The line and column of the first number literal too large for a double (1e704), if any.
+bool find_overflow(const std::string& text, int& line, int& column) {
+  bool found = false;
+  scan_outside_strings(text, [&](std::size_t i, int at_line, int at_column) -> std::size_t {
+    const char c = text[i];
+    if (c != '-' && (c < '0' || c > '9')) return 1;
+    std::size_t end = i;
+    while (end < text.size() && std::strchr("0123456789+-.eE", text[end]) != nullptr) ++end;
+    if (std::isfinite(std::strtod(text.substr(i, end - i).c_str(), nullptr))) return end - i;
+    found = true;
+    line = at_line;
+    column = at_column;
+    return 0;
+  });
+  return found;
 }
 
 Value parse_json(const std::string& text, const std::string& path) {
