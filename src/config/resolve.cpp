@@ -245,8 +245,8 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
       // An error inside the config.json also names the plan line that asked for it.
       for (std::size_t i = before; i < errors.size(); ++i)
         if (errors[i].origin.what == "hf_config")
-          errors[i].message += " (read for model.hf_config at " +
-                               hf->second.origin.to_string() + ")";
+          errors[i].message +=
+              " (read for model.hf_config at " + hf->second.origin.to_string() + ")";
     }
   }
   auto gpu = explicit_settings.find("cluster.gpu");
