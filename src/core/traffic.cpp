@@ -46,7 +46,7 @@ OpBytes norm_bytes(const PlanInput& in, double e) {
     // PyTorch's native layer_norm kernel is one kernel each way. Under autocast (Hugging Face
     // Trainer's fp16/bf16) it runs in fp32: the input is cast up (read e, write 4) and the
     // fp32 output cast down by the next matmul (read 4, write e).
-    if (autocast(in)) return {2 * e + 8 + 2 * (e + 4), 3 * 4.0 + 2 * (e + 4)};
+    if (autocast(in)) return {2 * (e + 4) + 8, 3 * 4.0 + 2 * (e + 4)};
     return {2 * e, 3 * e};
   }
   // RMSNorm written in PyTorch (torch.nn.functional.rms_norm's composite, Hugging Face's

@@ -240,6 +240,12 @@ gpus_per_node = 1
   // even eager (2 × 10 h), no RoPE, GELU 10 f.
   const Traffic ln = layer_traffic(test::load_text(one, {"model.preset=\"gpt2-xl\""}).input);
   CHECK(ln.forward + ln.backward == Approx(T * (20 * 1600 + 24 * 1600 + 8 * 1600 + 10 * 6400)));
+  // Under Hugging Face autocast the norm runs in fp32 between two casts: forward (2 + 4) +
+  // 4 + 4 + (4 + 2) = 20 B, backward (2 + 4) + 12 + (4 + 2) = 24 B per element.
+  const Traffic hf = layer_traffic(
+      test::load_text(one, {"model.preset=\"gpt2-xl\"", "training.framework=\"hf\""}).input);
+  CHECK(hf.forward + hf.backward - (ln.forward + ln.backward) ==
+        Approx(T * 2 * 1600 * ((20 + 24) - (4 + 6))));
 }
 
 TEST_CASE("torch.compile's measured speed-up follows from the op-by-op traffic",
