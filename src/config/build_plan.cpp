@@ -252,6 +252,7 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.cublas_workspace = in.number("cluster.cublas_workspace");
   c.fragmentation = in.number("cluster.fragmentation");
   c.matmul_efficiency = in.number("cluster.matmul_efficiency");
+  c.attention_efficiency = in.number("cluster.attention_efficiency", 0);
   c.memory_efficiency = in.number("cluster.memory_efficiency");
   c.host_memory = in.number("cluster.host_memory", 0);
   c.pcie_bandwidth = in.number("cluster.pcie_bandwidth");

@@ -161,7 +161,12 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
     const GemmBytes g = gemm_bytes(T, m.hidden, static_cast<double>(m.vocab) / in.parallel.tp, 2);
     s.gemm_bytes += g.forward + g.input_grad + (frozen ? 0.0 : g.weight_grad);
   }
-  s.core = layers * 3.0 * lf.attention + head + head_bwd;
+  // Flash attention is its own kernel with its own rate; causal, it skips the masked half of
+  // QKᵀ and AV (FlashAttention-2, Dao 2023, §3.1.1). Eager attention's batched matmuls compute
+  // the whole s² product and run as GEMMs. MFU keeps the full s² terms (forward, backward).
+  const bool flash = in.training.attention == Attention::flash;
+  s.core = (flash ? 0.0 : layers * 3.0 * lf.attention) + head + head_bwd;
+  s.flash = flash ? layers * 3.0 * lf.attention * 0.5 : 0.0;
   s.attention = layers * 3.0 * lf.attention;
   // Element-wise kernels, op by op (layer_traffic); the loss streams its logits about 22 B per
   // token per vocabulary entry (forward and backward), a fused cross-entropy kernel 6 B: it
@@ -203,7 +208,13 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   // The recomputed GEMMs move the forward's operand bytes in the share of its FLOPs they repeat.
   if (lf.matmul > 0)
     s.recompute_gemm_bytes = lf.gemm_forward_bytes * s.recompute_gemm / (lf.matmul + adapters);
-  s.attention += s.recompute_core;
+  if (flash && in.training.recompute == Recompute::full) {
+    s.attention += s.recompute_core;
+    s.recompute_flash = 0.5 * s.recompute_core;
+    s.recompute_core = 0;
+  } else {
+    s.attention += s.recompute_core;
+  }
   return s;
 }
 

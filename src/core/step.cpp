@@ -54,7 +54,8 @@ double core_peak(const PlanInput& in) {
 
 struct Rates {
   double gemm = 0;  // FLOP/s achieved in the linear layers
-  double core = 0;  // FLOP/s achieved in attention and the LM head
+  double core = 0;  // FLOP/s achieved in eager attention and the LM head
+  double attn = 0;  // FLOP/s flash attention achieves on the FLOPs it executes
   double hbm = 0;   // B/s achieved by memory-bound kernels
 };
 
@@ -122,16 +123,27 @@ struct Pace {
 // One micro-batch's compute on a stage: its GEMMs, attention and LM head, element-wise kernels.
 double micro_batch_s(const StageFlops& f, const Rates& r) {
   return (f.gemm + f.recompute_gemm) / r.gemm + (f.core + f.recompute_core) / r.core +
+         (f.flash + f.recompute_flash) / r.attn +
          (r.hbm > 0 ? (f.elementwise_bytes + f.recompute_elementwise_bytes + f.gemm_bytes +
                        f.recompute_gemm_bytes) /
                           r.hbm
                     : 0.0);
 }
 
+double attention_efficiency(const PlanInput& in) {
+  return in.cluster.attention_efficiency > 0 ? in.cluster.attention_efficiency
+                                             : in.cluster.matmul_efficiency;
+}
+
 Rates rates_of(const PlanInput& in) {
   const double peak = peak_rate(in);
   return Rates{peak * in.cluster.matmul_efficiency, core_peak(in) * in.cluster.matmul_efficiency,
-               hbm_rate<Num>(in).value()};
+               core_peak(in) * attention_efficiency(in), hbm_rate<Num>(in).value()};
+}
+
+// One micro-batch's attention (s² products, all passes) on the slowest stage.
+double attention_s(const StageFlops& f, const Rates& r) {
+  return f.flash > 0 ? (f.flash + f.recompute_flash) / r.attn : f.attention / r.core;
 }
 
 Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, const Rates& r) {
@@ -168,7 +180,7 @@ Exposed exposed_traffic(const PlanInput& in, const Derived& d, const CommResults
   e.tp_s = p.overlap_tp ? comm[Dim::tp].time_s / p.tp : comm[Dim::tp].time_s;
   e.ep_s = comm[Dim::ep].time_s;
   // The ring passes the next K/V block while attention works on the current one.
-  e.cp_s = p.overlap_cp ? std::max(0.0, comm[Dim::cp].time_s - m * f.attention / r.core)
+  e.cp_s = p.overlap_cp ? std::max(0.0, comm[Dim::cp].time_s - m * attention_s(f, r))
                         : comm[Dim::cp].time_s;
   e.pp_s = comm[Dim::pp].time_s;
   const double syncs = p.grad_sync == GradSync::every_micro_batch ? m : 1.0;
@@ -317,14 +329,34 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
                        : rate_e;
   const V hbm_e = hbm_rate<V>(in);
   const V mb = V::term("micro_batches", m, "micro-batches");
-  V compute =
-      mb * (V::term("gemm_flops", f.gemm, "FLOP in linear layers") / rate_e +
-            V::term("core_flops", f.core, "FLOP in attention (executed) and LM head") / core_e);
+  const bool flash = f.flash > 0;
+  V compute = mb * (V::term("gemm_flops", f.gemm, "FLOP in linear layers") / rate_e +
+                    V::term("core_flops", f.core,
+                            flash ? "FLOP in the LM head" : "FLOP in attention and LM head") /
+                        core_e);
   V recompute =
       mb *
       (V::term("recompute_gemm_flops", f.recompute_gemm, "FLOP recomputed in linear layers") /
            rate_e +
        V::term("recompute_core_flops", f.recompute_core, "FLOP recomputed in attention") / core_e);
+  if (flash) {
+    const V attn_e =
+        input<V>(in, "cluster.peak_flops", "peak_flops_bf16", core_peak(in), "FLOP/s bf16 peak") *
+        (in.cluster.attention_efficiency > 0
+             ? input<V>(in, "cluster.attention_efficiency", "attention_efficiency",
+                        in.cluster.attention_efficiency, "attention efficiency")
+             : input<V>(in, "cluster.matmul_efficiency", "attention_efficiency",
+                        in.cluster.matmul_efficiency, "efficiency (matmul_efficiency)"));
+    compute = compute + mb *
+                            V::term("attention_flops", f.flash,
+                                    "FLOP flash attention executes (causal: half of s²)") /
+                            attn_e;
+    if (f.recompute_flash > 0)
+      recompute = recompute + mb *
+                                  V::term("recompute_attention_flops", f.recompute_flash,
+                                          "FLOP flash attention executes again") /
+                                  attn_e;
+  }
   if (hbm > 0) {
     compute = compute + mb *
                             (V::term("elementwise_bytes", f.elementwise_bytes, "B element-wise") +

@@ -25,7 +25,9 @@ struct StageFlops {
   // skips the masked half) and the LM head (16-bit peak even under FP8).
   double gemm = 0, core = 0;
   double recompute_gemm = 0, recompute_core = 0;
-  double attention = 0;  // of `core` and `recompute_core`: attention's s² products (all passes)
+  double attention = 0;  // attention's s² products (all passes, MFU's full s² convention)
+  // FLOPs flash attention executes (causal: the unmasked half), at the attention kernel's rate.
+  double flash = 0, recompute_flash = 0;
   // Bytes that memory-bound kernels (norms, activations, softmax, dropout, residual adds,
   // the loss) move through HBM: forward + backward, and for the recomputed forward.
   double elementwise_bytes = 0;

@@ -185,6 +185,7 @@ json cluster_json(const ClusterSpec& c) {
   j["nccl_buffer"] = number(c.nccl_buffer, Unit::bytes);
   j["cublas_workspace"] = number(c.cublas_workspace, Unit::bytes);
   j["matmul_efficiency"] = c.matmul_efficiency;
+  if (c.attention_efficiency > 0) j["attention_efficiency"] = c.attention_efficiency;
   j["memory_efficiency"] = c.memory_efficiency;
   j["fragmentation"] = c.fragmentation;
   j["host_memory"] = c.host_memory > 0 ? number(c.host_memory, Unit::bytes) : json(nullptr);

@@ -275,6 +275,37 @@ TEST_CASE("GEMMs move their operands and results through HBM", "[corrections][ti
   CHECK(share(small) > 1.5 * share(bf16));
 }
 
+TEST_CASE("Causal flash attention executes half the s² FLOPs, at its own kernel rate",
+          "[corrections][time]") {
+  // Llama 3.1 8B, T = 16,384 tokens per micro-batch of 2 × 8,192: QKᵀ and AV are
+  // 4·T·s·a·d = 4 · 16,384 · 8,192 · 4,096 FLOP per layer forward, 3× with the backward;
+  // FlashAttention-2 skips the masked half (Dao 2023, §3.1.1).
+  const double full = 3.0 * 4 * 16384.0 * 8192 * 4096 * 32;
+  const PlanResult flash = test::plan_text(k_8b_fsdp);
+  CHECK(term_of(flash, ItemId::time_compute, "attention_flops") == Approx(full / 2));
+  // The H100 preset's rate is PyTorch SDPA's measured one, 0.3 of the bf16 peak.
+  const double at_03 = value_of(flash.time, ItemId::time_compute);
+  const PlanResult fa3 = test::plan_text(k_8b_fsdp, {"cluster.attention_efficiency=0.6"});
+  CHECK(at_03 - value_of(fa3.time, ItemId::time_compute) ==
+        Approx(full / 2 / 989.4e12 * (1 / 0.3 - 1 / 0.6)));
+  // MFU keeps its stated convention, the full s² terms: only the time changes.
+  CHECK(value_of(fa3.time, ItemId::mfu) / value_of(flash.time, ItemId::mfu) ==
+        Approx(value_of(flash.time, ItemId::time_step) / value_of(fa3.time, ItemId::time_step)));
+  // Eager attention's batched matmuls compute the masked half too, at the GEMM rate.
+  const PlanResult eager = test::plan_text(k_8b_fsdp, {"training.attention=\"eager\""});
+  CHECK(term_of(eager, ItemId::time_compute, "core_flops") >= full);
+  // Without a preset's rate, the GEMMs' efficiency applies (and the report says so).
+  std::string plain = k_8b_fsdp;
+  const std::string gpu = "gpu = \"h100-sxm5-80gb\"";
+  plain.replace(plain.find(gpu), gpu.size(),
+                "gpu_memory = \"80 GiB\"\npeak_flops = { bf16 = \"989.4 TFLOP/s\" }\n"
+                "memory_bandwidth = \"3.35 TB/s\"\nmatmul_efficiency = 0.6\n"
+                "intra_node_bandwidth = \"370 GB/s\"");
+  const PlanResult inline_gpu = test::plan_text(plain);
+  CHECK(value_of(inline_gpu.time, ItemId::time_compute) ==
+        Approx(value_of(fa3.time, ItemId::time_compute)).epsilon(1e-9));
+}
+
 TEST_CASE("torch.compile fuses element-wise kernels and recomputes the SwiGLU output",
           "[corrections][time]") {
   const PlanResult eager = test::plan_text(k_8b_fsdp);
