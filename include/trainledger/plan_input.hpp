@@ -139,7 +139,7 @@ struct ClusterSpec {
   double fragmentation = 0.1;        // allocator reserve as a share of the dynamic memory
   double matmul_efficiency = 0.7;    // achieved share of the dense peak FLOP/s in GEMMs (assumed)
   double attention_efficiency = 0;   // the same in flash attention (executed FLOPs); 0: GEMMs'
-  double memory_efficiency = 0.8;    // achieved share of HBM bandwidth, element-wise (assumed)
+  double memory_efficiency = 0.73;   // achieved share of HBM bandwidth, element-wise (fitted)
   double host_memory = 0;            // bytes per node; 0: not given
   double pcie_bandwidth = 0;         // bytes/s between a GPU and host memory, each direction
   double host_memory_bandwidth = 0;  // bytes/s of a node's DRAM, achievable

@@ -113,7 +113,7 @@ std::vector<KeySpec> build_table() {
     {"cluster", "cublas_workspace", T::quantity, "\"32 MiB\"", "cuBLAS workspace per GPU", Q::bytes},
     {"cluster", "matmul_efficiency", T::number, "0.7", "achieved share of the dense peak FLOP/s in GEMMs (assumed; GPU presets set it per generation)", Q::count, {}, 0, 1, true},
     {"cluster", "attention_efficiency", T::number, "", "achieved share of the 16-bit dense peak in flash attention kernels, on the FLOPs they execute (causal: the unmasked half); GPU presets set it from FlashAttention's published rates; default: matmul_efficiency", Q::count, {}, 0, 1, true},
-    {"cluster", "memory_efficiency", T::number, "0.8", "achieved share of HBM bandwidth in element-wise kernels (assumed)", Q::count, {}, 0, 1, true},
+    {"cluster", "memory_efficiency", T::number, "0.73", "achieved share of HBM bandwidth in element-wise kernels (fitted on torch.compile's measured gain, docs/formulas.md#compute)", Q::count, {}, 0, 1, true},
     {"cluster", "fragmentation", T::number, "0.1", "allocator reserve as a share of activations, logits and temporaries (assumed)", Q::count, {}, 0, 1},
     {"cluster", "pcie_bandwidth", T::quantity, "\"25 GB/s\"", "achievable bandwidth between a GPU and host memory, each direction (offload); default: PCIe 4.0 x16 (31.5 GB/s line rate); GPU presets set it", Q::bandwidth, {}, 0, 0, true},
     {"cluster", "host_memory_bandwidth", T::quantity, "\"200 GB/s\"", "achievable DRAM bandwidth of a node, shared by its ranks' host optimizer steps (offload; assumed: about half of two sockets' 8 DDR4-3200 channels)", Q::bandwidth, {}, 0, 0, true},

@@ -252,7 +252,9 @@ TEST_CASE("torch.compile's measured speed-up follows from the op-by-op traffic",
           "[compute][reference]") {
   // torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Tables 1 and 3: Llama 3.1 8B,
   // FSDP, op AC, 8 and 128 H100s; compile gains 6667 / 5762 = 1.157 and 6514 / 5605 = 1.162.
-  // No value was set on them: the ratio follows from the kernels' bytes alone.
+  // The ratio follows from the element-wise kernels' bytes and their HBM rate alone: these two
+  // gains are the fit set of cluster.memory_efficiency (0.73; docs/formulas.md#compute), so
+  // the fit must hold them within 0.5 %.
   for (const auto& [plan, measured] :
        {std::pair<const char*, double>{"torchtitan-h100-llama3.1-8b-fsdp8", 6667.0 / 5762},
         {"torchtitan-h100-llama3.1-8b-fsdp128", 6514.0 / 5605}}) {
@@ -263,7 +265,7 @@ TEST_CASE("torch.compile's measured speed-up follows from the op-by-op traffic",
     const double gain = time_item(compiled, "throughput.tokens_per_s_per_gpu") /
                         time_item(eager, "throughput.tokens_per_s_per_gpu");
     INFO(plan);
-    CHECK(gain == Approx(measured).epsilon(0.02));
+    CHECK(gain == Approx(measured).epsilon(0.005));
   }
 }
 
