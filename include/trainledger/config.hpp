@@ -52,12 +52,16 @@ struct LoadedPlan {
   std::vector<ResolvedValue> resolved;  // every key with a value, in table order
   std::vector<std::string> warnings;    // e.g. a derived count that differs from a published one
   std::vector<std::string> guesses;     // of the warnings, what the inputs do not state
+  std::string calibration;              // the profile applied, if any
+  std::vector<std::string> measured;    // keys it set (section.key)
+  std::vector<std::string> assumed;     // measurable keys still assumed (default or preset)
   // Where the inputs came from, as the reports show it.
   PlanSource plan_source() const;
 };
 
 struct LoadOptions {
   std::vector<std::string> sets;  // "section.key=value"
+  std::string calibration;        // a calibration profile (TOML) whose measured values apply
 };
 
 // Loads a plan file from disk. Throws ConfigError on any invalid input.

@@ -30,11 +30,16 @@ void add_plan_options(CLI::App& sub, PlanOptions& o) {
       ->type_name("KEY=VALUE");
   sub.add_option("--units", o.units, "memory units: gib (default, like nvidia-smi) or gb")
       ->check(CLI::IsMember({"gib", "gb"}));
+  sub.add_option("--calibration", o.calibration,
+                 "a calibration profile (trainledger calibrate import): its measured bandwidths "
+                 "and latencies replace assumed ones; those items become kind measured")
+      ->type_name("PROFILE");
 }
 
 config::LoadedPlan load(const PlanOptions& o) {
   config::LoadOptions lo;
   lo.sets = o.sets;
+  lo.calibration = o.calibration;
   if (o.plan.empty()) return config::load_default_plan(lo);
   if (o.plan == "-") return config::load_plan_stream(std::cin, lo);
   return config::load_plan_file(o.plan, lo);
@@ -76,6 +81,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CLI::App* models = add_models_command(app);
   CLI::App* gpus = add_gpus_command(app);
   CLI::App* keys = add_keys_command(app);
+  CalibrateOptions calibrate_options;
+  CLI::App* calibrate_import = nullptr;
+  add_calibrate_command(app, calibrate_options, calibrate_import);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -102,6 +110,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (*models) return run_models(out);
     if (*gpus) return run_gpus(out);
     if (*keys) return run_keys(out);
+    if (calibrate_import && *calibrate_import)
+      return run_calibrate_import(calibrate_options, out, err);
   } catch (const config::ConfigError& e) {
     for (const config::Diagnostic& d : e.diagnostics()) err << d.to_string() << "\n";
     return k_exit_invalid;

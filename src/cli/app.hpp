@@ -35,6 +35,7 @@ struct PlanOptions {
   std::string keep = "global_batch";  // plan --max micro_batch: what stays fixed
   std::string phase;                  // plan --phase: the ledger of this phase
   std::string headroom = "10%";       // share of the capacity kept free (check's default)
+  std::string calibration;            // --calibration PROFILE
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
 config::LoadedPlan load(const PlanOptions& o);
@@ -61,7 +62,8 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err);
 struct CheckOptions {
   std::vector<std::string> plans;
   std::vector<std::string> sets;
-  std::string capacity;  // empty: each plan's GPU memory
+  std::string calibration;  // --calibration PROFILE
+  std::string capacity;     // empty: each plan's GPU memory
   std::string headroom = "10%";
   bool strict = false;  // a plan resting on a guess fails (exit 4)
   std::string format = "table";
@@ -70,6 +72,17 @@ struct CheckOptions {
 
 CLI::App* add_check_command(CLI::App& app, CheckOptions& o);
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err);
+
+struct CalibrateOptions {
+  std::vector<std::string> logs;
+  std::string output;  // empty: standard output
+  std::string collective;
+  int ranks = 0;
+  int nodes = 0;
+  std::string gpu_name;
+};
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import);
+int run_calibrate_import(const CalibrateOptions& o, std::ostream& out, std::ostream& err);
 
 CLI::App* add_models_command(CLI::App& app);
 int run_models(std::ostream& out);

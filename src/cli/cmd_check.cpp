@@ -42,6 +42,7 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   PlanOptions po;
   po.plan = name;
   po.sets = o.sets;
+  po.calibration = o.calibration;
   Checked c;
   c.name = name.empty() ? "(default plan)" : name == "-" ? "(stdin)" : name;
   c.loaded = load(po);
@@ -322,6 +323,10 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
                   "plan files, at least one (\"default\": the embedded default plan)");
   sub->add_option("--set", o.sets, "override a key in every plan (repeatable)")
       ->type_name("KEY=VALUE");
+  sub->add_option("--calibration", o.calibration,
+                  "a calibration profile (calibrate import): its measured bandwidths and "
+                  "latencies replace assumed ones in every plan")
+      ->type_name("PROFILE");
   sub->add_option("--capacity", o.capacity, "memory per GPU, e.g. \"80 GiB\" (default: the GPU's)");
   sub->add_option("--headroom", o.headroom,
                   "share of the capacity to keep free (default 10%); less is a near miss");

@@ -11,6 +11,8 @@ namespace trainledger::config {
 
 inline constexpr std::uintmax_t k_max_plan_bytes = 1u << 20;       // 1 MiB
 inline constexpr std::uintmax_t k_max_hf_config_bytes = 4u << 20;  // 4 MiB
+inline constexpr std::uintmax_t k_max_profile_bytes = 16u << 20;   // 16 MiB (raw sweeps)
+inline constexpr std::uintmax_t k_max_log_bytes = 16u << 20;       // an nccl-tests log
 
 // The bytes of `path` when it is a regular file of at most `limit` bytes; otherwise nothing,
 // with the reason in `why` ("not a regular file", "larger than 1 MiB", "cannot read it").

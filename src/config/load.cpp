@@ -9,6 +9,8 @@
 #include "build.hpp"
 #include "files.hpp"
 #include "quantity.hpp"
+#include "resolve.hpp"
+#include "trainledger/calibrate.hpp"
 #include "trainledger/config.hpp"
 
 namespace trainledger::config {
@@ -34,6 +36,7 @@ Source source_of(const Origin& o) {
   if (o.what == "hf_config") return Source::hf_config;
   if (o.what == "--set") return Source::set;
   if (o.what == "derived") return Source::derived;
+  if (o.what == "calibration") return Source::calibration;
   return Source::default_value;
 }
 
@@ -89,7 +92,19 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
                 const LoadOptions& options) {
   std::vector<Diagnostic> errors;
   Value doc = parse_toml(text, name, "file");
-  Resolution r = resolve(&doc, name, base_dir, options.sets, errors);
+  SettingMap measured;
+  std::string profile_gpu;
+  if (!options.calibration.empty()) {
+    std::string why;
+    const auto bytes = read_regular_file(options.calibration, k_max_profile_bytes, why);
+    if (!bytes)
+      throw ConfigError({Diagnostic{Origin{options.calibration, 0, 0, "calibration"},
+                                    "cannot read the calibration profile: " + why}});
+    const Value profile = parse_toml(*bytes, options.calibration, "calibration");
+    measured = read_calibration(profile, profile_gpu, errors);
+  }
+  Resolution r = resolve(&doc, name, base_dir, options.sets, errors,
+                         options.calibration.empty() ? nullptr : &measured);
   if (!errors.empty()) {
     // Report the rules between values too, in the same run, except those that follow from an
     // error already reported: a rule naming a key whose value was rejected (it fell back to
@@ -117,7 +132,30 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
     }
     throw_if(errors);
   }
-  return finish(r, name);
+  LoadedPlan out = finish(r, name);
+  if (!options.calibration.empty()) {
+    out.calibration = options.calibration;
+    const std::string& plan_gpu = out.input.cluster.gpu.name;
+    auto lower = [](std::string s) {
+      for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return s;
+    };
+    if (!profile_gpu.empty() && lower(profile_gpu) != lower(plan_gpu))
+      throw ConfigError({Diagnostic{
+          Origin{options.calibration, 0, 0, "calibration"},
+          fmt::format("the profile was measured on \"{}\", the plan runs on \"{}\": a profile "
+                      "applies only to the GPUs it measured",
+                      profile_gpu, plan_gpu.empty() ? "a GPU without a name" : plan_gpu)}});
+    for (const std::string& k : calibrate::measurable_keys()) {
+      const std::string key = "cluster." + k;
+      const Source s = out.input.provenance.of(key);
+      if (s == Source::calibration)
+        out.measured.push_back(key);
+      else if (s == Source::default_value || s == Source::preset)
+        out.assumed.push_back(key);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -127,6 +165,9 @@ PlanSource LoadedPlan::plan_source() const {
   s.name = source;
   for (const ResolvedValue& r : resolved) s.origins.emplace_back(r.key, r.origin.to_string());
   s.warnings = warnings;
+  s.calibration = calibration;
+  s.measured = measured;
+  s.assumed = assumed;
   return s;
 }
 

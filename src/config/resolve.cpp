@@ -1,9 +1,11 @@
 #include "resolve.hpp"
 
 #include "files.hpp"
+#include "trainledger/calibrate.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -207,8 +209,41 @@ SettingMap read_preset(const std::string& path, const std::string& section,
   return out;
 }
 
+SettingMap read_calibration(const Value& doc, std::string& gpu_name,
+                            std::vector<Diagnostic>& errors) {
+  SettingMap out;
+  const auto& measurable = calibrate::measurable_keys();
+  for (std::size_t i = 0; i < doc.fields.size(); ++i) {
+    const auto& [section, table] = doc.fields[i];
+    if (section == "profile" && table.type == Value::Type::table) {
+      for (const Field& f : table.fields)
+        if (f.first == "gpu_name" && f.second.type == Value::Type::string)
+          gpu_name = f.second.string;
+      continue;
+    }
+    if (section != "cluster") continue;  // [[fit]], [[sweep]]: the record, not plan keys
+    if (table.type != Value::Type::table) {
+      errors.push_back(Diagnostic{doc.key_origins[i], "[cluster] must be a table"});
+      continue;
+    }
+    for (std::size_t j = 0; j < table.fields.size(); ++j) {
+      const std::string& key = table.fields[j].first;
+      if (std::find(measurable.begin(), measurable.end(), key) == measurable.end()) {
+        errors.push_back(Diagnostic{
+            table.key_origins[j],
+            fmt::format("cluster.{} is not a measured key a calibration profile may set ({})", key,
+                        fmt::join(measurable, ", "))});
+        continue;
+      }
+      read_key("cluster", key, table.fields[j].second, table.key_origins[j], out, errors);
+    }
+  }
+  return out;
+}
+
 Resolution resolve(const Value* doc, const std::string& plan_name, const std::string& base_dir,
-                   const std::vector<std::string>& sets, std::vector<Diagnostic>& errors) {
+                   const std::vector<std::string>& sets, std::vector<Diagnostic>& errors,
+                   const SettingMap* calibration) {
   Resolution r;
   r.plan_origin = Origin{plan_name, 1, 1, "file"};
   SettingMap explicit_settings;
@@ -257,6 +292,14 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
     if (auto d = default_setting(k)) r.settings[k.full_name()] = *d;
   overlay(r.settings, preset);
   overlay(r.settings, explicit_settings);
+  if (calibration) {
+    // Measured values replace the plan's and the presets' assumptions; --set still wins.
+    overlay(r.settings, *calibration);
+    SettingMap only_sets;
+    std::vector<Diagnostic> again;  // already reported above
+    for (const std::string& s : sets) apply_set(s, only_sets, again);
+    overlay(r.settings, only_sets);
+  }
   return r;
 }
 

@@ -38,8 +38,15 @@ SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
                           std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
                           std::vector<std::string>& guesses);
 
-// Resolves a parsed plan document (`doc` may be null: --set only) and the --set overrides.
+// The measured plan keys of a calibration profile's [cluster] table (origin "calibration");
+// its [profile] gpu_name in `gpu_name`. Keys a profile may not set are errors.
+SettingMap read_calibration(const Value& doc, std::string& gpu_name,
+                            std::vector<Diagnostic>& errors);
+
+// Resolves a parsed plan document (`doc` may be null: --set only), a calibration profile's
+// settings (over the plan's and the presets'), and the --set overrides (over everything).
 Resolution resolve(const Value* doc, const std::string& plan_name, const std::string& base_dir,
-                   const std::vector<std::string>& sets, std::vector<Diagnostic>& errors);
+                   const std::vector<std::string>& sets, std::vector<Diagnostic>& errors,
+                   const SettingMap* calibration = nullptr);
 
 }  // namespace trainledger::config

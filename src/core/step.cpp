@@ -188,6 +188,27 @@ Exposed exposed_traffic(const PlanInput& in, const Derived& d, const CommResults
   return e;
 }
 
+// Exposed communication rests on the links' bandwidths and latencies: measured when a
+// calibration profile gave one of those the plan's traffic uses, assumed otherwise.
+Kind comm_kind(const PlanInput& in, const CommResults& comm) {
+  const bool gather_given = in.cluster.intra_node_gather_bandwidth > 0;
+  for (const CommDim& d : comm.dims) {
+    if (!d.present) continue;
+    for (int i = 0; i < d.n_calls; ++i) {
+      const CollCall& c = d.calls[static_cast<std::size_t>(i)];
+      const bool reduce = c.kind == CollKind::all_reduce || c.kind == CollKind::tree_all_reduce;
+      const char* keys[2] = {
+          c.inter_node              ? "cluster.inter_node_bandwidth"
+          : !reduce && gather_given ? "cluster.intra_node_gather_bandwidth"
+                                    : "cluster.intra_node_bandwidth",
+          c.inter_node ? "cluster.inter_node_latency" : "cluster.intra_node_latency"};
+      for (const char* k : keys)
+        if (in.provenance.of(k) == Source::calibration) return Kind::measured;
+    }
+  }
+  return Kind::assumed;
+}
+
 // The optimizer step streams the state it updates through HBM.
 template <typename V>
 V optimizer_time(const PlanInput& in, const Items<V>& worst_items) {
@@ -382,7 +403,7 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
                     V::term("cp_s", ex.cp_s, "s CP") + V::term("pp_s", ex.pp_s, "s PP") +
                     V::term("dp_s", ex.dp_s, "s DP");
   out.push_back(make(ItemId::time_comm_exposed, "communication not hidden by compute",
-                     Unit::seconds, exposed, k_src_overlap, Kind::assumed));
+                     Unit::seconds, exposed, k_src_overlap, comm_kind(in, comm)));
   // One micro-batch's time on the slowest stage, with its exposed TP/EP/CP traffic.
   const V per_mb = V::term("micro_batch_s", pc.slow_s, "s per micro-batch") +
                    V::term("per_micro_batch_comm", (ex.tp_s + ex.ep_s + ex.cp_s) / m,

@@ -309,6 +309,10 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
   for (const std::string& w : loaded.warnings) warnings.push_back(w);
   for (const std::string& w : plan.warnings) warnings.push_back(w);
   j["warnings"] = warnings;
+  if (!loaded.calibration.empty())
+    j["calibration"] = {{"profile", loaded.calibration},
+                        {"measured", loaded.measured},
+                        {"assumed", loaded.assumed}};
   return j;
 }
 

@@ -114,6 +114,13 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
   std::string out = fmt::format("## trainledger plan: {}\n\n", escape(plan_title(plan)));
   out += fmt::format("Plan `{}`, trainledger {}.\n\n", loaded.name, version());
   for (const auto& [k, v] : derived_facts(plan)) out += fmt::format("- {}: {}\n", k, v);
+  if (!loaded.calibration.empty())
+    out += fmt::format(
+        "- calibration `{}`: measured {}; still assumed {}\n", escape(loaded.calibration),
+        loaded.measured.empty() ? "nothing"
+                                : fmt::format("`{}`", fmt::join(loaded.measured, "`, `")),
+        loaded.assumed.empty() ? "nothing"
+                               : fmt::format("`{}`", fmt::join(loaded.assumed, "`, `")));
   out += "\n" + memory_section(plan, memory_view(plan), u, options.phase);
   out += "\n" + host_line(plan, u);
   out += "\n**Verdict:** " +

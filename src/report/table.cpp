@@ -172,7 +172,13 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
   std::string facts;
   for (const auto& [k, v] : derived_facts(plan))
     facts += (facts.empty() ? "" : " · ") + k + " " + v;
-  out += facts + "\n\n";
+  out += facts + "\n";
+  if (!loaded.calibration.empty())
+    out += fmt::format(
+        "calibration {} · measured: {} · still assumed: {}\n", loaded.calibration,
+        loaded.measured.empty() ? "nothing" : fmt::format("{}", fmt::join(loaded.measured, ", ")),
+        loaded.assumed.empty() ? "nothing" : fmt::format("{}", fmt::join(loaded.assumed, ", ")));
+  out += "\n";
   out += memory_table(plan, memory_view(plan), u, options.phase);
   out += phases_line(plan, u);
   out += host_line(plan, u);

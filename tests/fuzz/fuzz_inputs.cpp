@@ -1,15 +1,18 @@
 // libFuzzer target for the other untrusted inputs: the first byte chooses what the rest is.
 //   even: the text of a config.json, read as a plan's hf_config (the JSON reader, depth and
 //         number bounds, the architecture mapping);
-//   odd:  one --set value (KEY=VALUE) applied to the embedded default plan.
+//   odd:  one --set value (KEY=VALUE) applied to the embedded default plan;
+//   'N':  an nccl-tests log (calibrate import: the parser, the fit, the profile).
 // Either loads and gives a plan whose only broken invariants are non-finite numbers (the CLI
 // refuses those as out of range), or fails with located, non-empty ConfigErrors.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
+#include "trainledger/calibrate.hpp"
 #include "trainledger/config.hpp"
 #include "trainledger/invariants.hpp"
 #include "trainledger/plan.hpp"
@@ -39,7 +42,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    if (data[0] % 2 == 0) {
+    if (data[0] == 'N') {
+      // A log fits into finite numbers, or is refused with a located error.
+      const calibrate::Sweep s = calibrate::parse_nccl_tests(text, "fuzz.log", {});
+      const calibrate::Profile p = calibrate::build_profile({s}, "fuzz", "fuzz", "now");
+      for (const calibrate::Fit& f : p.fits)
+        if (!std::isfinite(f.busbw) || !std::isfinite(f.alpha_s) || f.busbw < 0 || f.alpha_s < 0)
+          std::abort();
+      if (calibrate::render_profile(p).find("nan") != std::string::npos) std::abort();
+    } else if (data[0] % 2 == 0) {
       // The JSON reader alone, then the whole mapping through a plan in a scratch folder is
       // not needed: parse_json is what every config.json goes through first.
       const config::Value v = config::parse_json(text, "fuzz.json");

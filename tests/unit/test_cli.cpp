@@ -45,8 +45,9 @@ TEST_CASE("every trainledger command in the README's and docs' shell blocks runs
   // Each ```sh line that starts with `trainledger`, its comment dropped and globs expanded
   // from the repository root, runs to exit 0 or 1 (a plan that does not fit), never 2 or 3.
   int commands = 0;
-  for (const char* doc : {"README.md", "docs/cli.md", "docs/config.md", "docs/formulas.md",
-                          "docs/json-schema.md", "docs/accuracy.md", "docs/architecture.md"}) {
+  for (const char* doc :
+       {"README.md", "docs/cli.md", "docs/config.md", "docs/formulas.md", "docs/json-schema.md",
+        "docs/accuracy.md", "docs/architecture.md", "docs/calibration.md"}) {
     const std::string text = read_file(source_path(doc));
     for (std::size_t at = text.find("```sh\n"); at != std::string::npos;
          at = text.find("```sh\n", at + 1)) {

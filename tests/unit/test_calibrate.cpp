@@ -1,0 +1,229 @@
+// Calibration from nccl-tests logs (docs/calibration.md): parsing real posted logs
+// (tests/data/nccl-tests/SOURCES.md), the fit, the profile, and plan --calibration.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "helpers.hpp"
+#include "trainledger/calibrate.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+std::string log_path(const std::string& name) {
+  return test::source_path("tests/data/nccl-tests/" + name);
+}
+
+calibrate::Sweep parse(const std::string& name, const calibrate::ImportHints& hints = {}) {
+  return calibrate::parse_nccl_tests(test::read_file(log_path(name)), name, hints);
+}
+
+std::string first_error(const std::string& name, const calibrate::ImportHints& hints = {}) {
+  try {
+    parse(name, hints);
+  } catch (const config::ConfigError& e) {
+    return e.diagnostics().front().to_string();
+  }
+  return "";
+}
+
+// Each line with a launcher's prefix.
+std::string prefixed(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) out += prefix + line + "\n";
+  return out;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("trainledger-test-" + name)).string();
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests: 2 × 8 H100 all-reduce, current format", "[calibrate]") {
+  const calibrate::Sweep s = parse("a3mega-h100-2x8-all_reduce.txt");
+  CHECK(s.kind == CollKind::all_reduce);
+  CHECK(s.ranks == 16);
+  CHECK(s.nodes == 2);
+  CHECK(s.ranks_per_node() == 8);
+  CHECK(s.gpu_name == "NVIDIA H100 80GB HBM3");
+  CHECK(s.hosts == std::vector<std::string>{"ztan-mig-235z", "ztan-mig-gq73"});
+  REQUIRE(s.points.size() == 31);
+  // busbw recomputed from size and time: 8 GiB in 47,535 us × 2·15/16 = 338.8 GB/s (printed).
+  CHECK(s.points.back().busbw / 1e9 == Approx(338.82).epsilon(0.001));
+  const calibrate::Fit f = calibrate::fit_sweep(s);
+  // B within 5 % of the large-message busbw; α among the small messages' times (123-159 us).
+  CHECK(f.busbw / 1e9 == Approx(338.82).epsilon(0.05));
+  CHECK(f.busbw / 1e9 == Approx(330.58).epsilon(0.001));  // the median of 2, 4 and 8 GiB
+  CHECK(f.alpha_s * 1e6 > 123.0);
+  CHECK(f.alpha_s * 1e6 < 159.4);
+  CHECK_FALSE(f.alpha_extrapolated);
+  // The model's time of the 8-byte message is the measured one within 10 %.
+  CHECK(f.alpha_s / s.points.front().seconds == Approx(1).epsilon(0.1));
+}
+
+TEST_CASE("nccl-tests: launcher prefixes change nothing", "[calibrate]") {
+  const std::string text = test::read_file(log_path("a3mega-h100-2x8-all_reduce.txt"));
+  const calibrate::Fit plain = calibrate::fit_sweep(parse("a3mega-h100-2x8-all_reduce.txt"));
+  for (const std::string prefix : {"[1,0]<stdout>:", "0: ", "  3: "}) {
+    INFO(prefix);
+    const calibrate::Fit f =
+        calibrate::fit_sweep(calibrate::parse_nccl_tests(prefixed(text, prefix), "x.log", {}));
+    CHECK(f.ranks == 16);
+    CHECK(f.nodes == 2);
+    CHECK(f.busbw == plain.busbw);
+    CHECK(f.alpha_s == plain.alpha_s);
+  }
+}
+
+TEST_CASE("nccl-tests: 4 DGX A100 all-reduce, older format without a device list", "[calibrate]") {
+  // No devices, no command: the collective comes from the file name, the ranks from the
+  // printed busbw/algbw ratio (191.05 / 98.61 = 2·31/32 → 32 ranks), the nodes from --nodes.
+  CHECK_THAT(first_error("deepops-dgx-a100-4x8-all_reduce.txt"), Catch::Contains("give --nodes"));
+  calibrate::ImportHints hints;
+  hints.nodes = 4;
+  const calibrate::Sweep s = parse("deepops-dgx-a100-4x8-all_reduce.txt", hints);
+  CHECK(s.ranks == 32);
+  CHECK(s.ranks_per_node() == 8);
+  const calibrate::Fit f = calibrate::fit_sweep(s);
+  CHECK(f.busbw / 1e9 == Approx(191.05).epsilon(0.05));
+  // No message under 1 MiB: α from the line through 1 and 2 MiB (135.3 and 161.5 us).
+  CHECK(f.alpha_extrapolated);
+  CHECK(f.alpha_s * 1e6 == Approx(135.3 - 26.2).epsilon(0.01));
+  // A wrong rank count is caught by the printed busbw.
+  hints.ranks = 16;
+  CHECK_THAT(first_error("deepops-dgx-a100-4x8-all_reduce.txt", hints),
+             Catch::Contains("--ranks 16"));
+}
+
+TEST_CASE("nccl-tests: one-node send/recv needs its ranks; no latency from 128 MiB messages",
+          "[calibrate]") {
+  CHECK_THAT(first_error("a100-8gpu-sendrecv.txt"), Catch::Contains("give --ranks"));
+  calibrate::ImportHints hints;
+  hints.ranks = 8;
+  hints.nodes = 1;
+  const calibrate::Sweep s = parse("a100-8gpu-sendrecv.txt", hints);
+  CHECK(s.kind == CollKind::send_recv);
+  const calibrate::Fit f = calibrate::fit_sweep(s);
+  CHECK(f.busbw / 1e9 == Approx(195.10).epsilon(0.05));
+  CHECK_FALSE(f.alpha_measured);
+  const calibrate::Profile p = calibrate::build_profile({s}, "t", "m", "2026-01-01T00:00:00Z");
+  REQUIRE(p.cluster.size() == 1);
+  CHECK(p.cluster[0].key == "intra_node_gather_bandwidth");
+}
+
+TEST_CASE("nccl-tests: bad logs are located errors", "[calibrate]") {
+  auto error_of = [](const std::string& text, const std::string& name,
+                     calibrate::ImportHints hints = {}) -> std::string {
+    try {
+      calibrate::parse_nccl_tests(text, name, hints);
+    } catch (const config::ConfigError& e) {
+      return e.diagnostics().front().to_string();
+    }
+    return "";
+  };
+  CHECK_THAT(error_of("hello\n", "all_reduce.log"), Catch::Contains("no nccl-tests result rows"));
+  CHECK_THAT(error_of("# x\n", "run.log"), Catch::Contains("give --collective"));
+  CHECK_THAT(error_of("./build/broadcast_perf -g 8\n", "run.log"),
+             Catch::Contains("not a collective the planner models"));
+  CHECK_THAT(error_of("all_reduce_perf\nall_gather_perf\n", "run.log"),
+             Catch::Contains("several tests"));
+  calibrate::ImportHints hints;
+  hints.collective = "allreduce2";
+  CHECK_THAT(error_of("x", "run.log", hints), Catch::Contains("unknown collective"));
+  // Ranks on two GPU types.
+  const std::string mixed =
+      "all_reduce_perf\n"
+      "#  Rank  0 Group  0 Pid 1 on a device  0 [0x1] NVIDIA H100 80GB HBM3\n"
+      "#  Rank  1 Group  0 Pid 2 on a device  1 [0x2] NVIDIA A100-SXM4-80GB\n";
+  CHECK_THAT(error_of(mixed, "run.log"), Catch::Contains("run.log:3"));
+}
+
+TEST_CASE("plan --calibration: measured links replace assumed ones", "[calibrate][cli]") {
+  const std::string profile = temp_path("a3mega.toml");
+  std::filesystem::remove(profile);
+  const auto imported = test::run_cli(
+      {"calibrate", "import", log_path("a3mega-h100-2x8-all_reduce.txt"), "-o", profile});
+  REQUIRE(imported.code == 0);
+  CHECK_THAT(imported.out, Catch::Contains("cluster.inter_node_bandwidth = \"41.32 GB/s\""));
+  // No temporary file is left beside the profile.
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    CHECK(e.path().filename().string().find("trainledger-test-a3mega.toml.tmp") ==
+          std::string::npos);
+
+  const auto plain = test::run_cli({"plan", "--format", "json"});
+  const auto measured = test::run_cli({"plan", "--format", "json", "--calibration", profile});
+  REQUIRE(plain.code == 0);
+  REQUIRE(measured.code == 0);
+  const auto j = nlohmann::json::parse(measured.out);
+  CHECK(j["calibration"]["measured"] ==
+        nlohmann::json::array({"cluster.inter_node_bandwidth", "cluster.inter_node_latency"}));
+  CHECK(j["origins"]["cluster.inter_node_bandwidth"].get<std::string>().find(profile) == 0);
+  std::string kind;
+  for (const auto& i : j["time"]["items"])
+    if (i["id"] == "time.comm_exposed") kind = i["kind"];
+  CHECK(kind == "measured");
+  const auto assumed = nlohmann::json::parse(plain.out);
+  for (const auto& i : assumed["time"]["items"])
+    if (i["id"] == "time.comm_exposed") CHECK(i["kind"] == "assumed");
+  // --set still wins over the profile.
+  const auto set = test::run_cli({"plan", "--format", "json", "--calibration", profile, "--set",
+                                  "cluster.inter_node_bandwidth=\"10 GB/s\""});
+  REQUIRE(set.code == 0);
+  CHECK(nlohmann::json::parse(set.out)["calibration"]["measured"] ==
+        nlohmann::json::array({"cluster.inter_node_latency"}));
+  // The table says which numbers are measured and which are still assumed.
+  const auto table = test::run_cli({"plan", "--calibration", profile});
+  CHECK_THAT(table.out, Catch::Contains("measured: cluster.inter_node_bandwidth"));
+  CHECK_THAT(table.out, Catch::Contains("still assumed: cluster.intra_node_bandwidth"));
+  // check takes it too.
+  CHECK(test::run_cli({"check", "default", "--calibration", profile}).code == 0);
+  // A profile of other GPUs is an error.
+  const auto a100 =
+      test::run_cli({"plan", "--calibration", profile, "--set", "cluster.gpu=\"a100-sxm4-80gb\""});
+  CHECK(a100.code == 2);
+  CHECK_THAT(a100.err, Catch::Contains("measured on \"NVIDIA H100 80GB HBM3\""));
+  std::filesystem::remove(profile);
+}
+
+TEST_CASE("plan --calibration: a profile sets only measured keys", "[calibrate][cli]") {
+  const std::string profile = temp_path("bad-profile.toml");
+  {
+    std::ofstream f(profile);
+    f << "[profile]\nformat = 1\n[cluster]\ngpu_memory = \"90 GiB\"\nintra_node_latency = "
+         "\"-3 us\"\n";
+  }
+  const auto r = test::run_cli({"plan", "--calibration", profile});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err,
+             Catch::Contains("bad-profile.toml:4:1: cluster.gpu_memory is not a measured key"));
+  CHECK_THAT(r.err, Catch::Contains("bad-profile.toml:5"));
+  CHECK(test::run_cli({"plan", "--calibration", temp_path("missing.toml")}).code == 2);
+  std::filesystem::remove(profile);
+}
+
+TEST_CASE("calibrate import: failures exit 2 or 3 and leave no profile", "[calibrate][cli]") {
+  const std::string out = temp_path("never.toml");
+  std::filesystem::remove(out);
+  const auto bad = test::run_cli(
+      {"calibrate", "import", test::source_path("tests/data/bad-value.toml"), "-o", out});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("give --collective"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  const auto unwritable =
+      test::run_cli({"calibrate", "import", log_path("a3mega-h100-2x8-all_reduce.txt"), "-o",
+                     temp_path("no-such-dir/p.toml")});
+  CHECK(unwritable.code == 3);
+  CHECK_FALSE(std::filesystem::exists(temp_path("no-such-dir")));
+  // Without -o the profile goes to standard output, and it loads.
+  const auto printed =
+      test::run_cli({"calibrate", "import", log_path("a3mega-h100-2x8-all_reduce.txt")});
+  REQUIRE(printed.code == 0);
+  CHECK_THAT(printed.out, Catch::StartsWith("# trainledger calibration profile"));
+  CHECK_THAT(printed.out, Catch::Contains("[[sweep]]"));
+}
