@@ -83,7 +83,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CLI::App* keys = add_keys_command(app);
   CalibrateOptions calibrate_options;
   CLI::App* calibrate_import = nullptr;
-  add_calibrate_command(app, calibrate_options, calibrate_import);
+  CLI::App* calibrate_compare = nullptr;
+  add_calibrate_command(app, calibrate_options, calibrate_import, calibrate_compare);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -112,6 +113,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (*keys) return run_keys(out);
     if (calibrate_import && *calibrate_import)
       return run_calibrate_import(calibrate_options, out, err);
+    if (calibrate_compare && *calibrate_compare)
+      return run_calibrate_compare(calibrate_options, out, err);
   } catch (const config::ConfigError& e) {
     for (const config::Diagnostic& d : e.diagnostics()) err << d.to_string() << "\n";
     return k_exit_invalid;

@@ -74,6 +74,9 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o);
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err);
 
 struct CalibrateOptions {
+  PlanOptions plan;  // compare: the plan and its options
+  std::vector<std::string> memory_stats;
+  double step_time = 0;  // 0: not given
   std::vector<std::string> logs;
   std::string output;  // empty: standard output
   std::string collective;
@@ -81,8 +84,10 @@ struct CalibrateOptions {
   int nodes = 0;
   std::string gpu_name;
 };
-CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import);
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import,
+                                CLI::App*& compare);
 int run_calibrate_import(const CalibrateOptions& o, std::ostream& out, std::ostream& err);
+int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ostream& err);
 
 CLI::App* add_models_command(CLI::App& app);
 int run_models(std::ostream& out);

@@ -11,8 +11,11 @@
 #include <fstream>
 #include <ostream>
 
+#include <nlohmann/json.hpp>
+
 #include "app.hpp"
 #include "files.hpp"
+#include "rows.hpp"
 #include "trainledger/calibrate.hpp"
 
 #include <unistd.h>
@@ -62,7 +65,8 @@ void write_atomically(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import) {
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import,
+                                CLI::App*& compare) {
   CLI::App* sub =
       app.add_subcommand("calibrate",
                          "Measured numbers in place of assumed ones: fit nccl-tests logs into a "
@@ -88,6 +92,19 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
       ->add_option("--nodes", o.nodes,
                    "nodes the ranks ran on, when the log lists no devices (1: one node)")
       ->check(CLI::Range(1, 1 << 20));
+  compare = sub->add_subcommand(
+      "compare",
+      "Estimate against measurement: torch.cuda.memory_stats() dumps (one per rank) and the "
+      "measured step time, per stage, with the error and the likely cause of a gap");
+  add_plan_options(*compare, o.plan);
+  compare
+      ->add_option("--memory-stats", o.memory_stats,
+                   "JSON dumps of torch.cuda.memory_stats(), one per rank (docs/calibration.md)")
+      ->required();
+  compare->add_option("--step-time", o.step_time, "measured seconds per optimizer step")
+      ->check(CLI::PositiveNumber);
+  compare->add_option("--format", o.plan.format, "table (default) or json")
+      ->check(CLI::IsMember({"table", "json"}));
   import->add_option("--gpu-name", o.gpu_name,
                      "the GPUs' name as the driver reports it (e.g. \"NVIDIA H100 80GB HBM3\"), "
                      "when the log lists no devices");
@@ -142,6 +159,212 @@ int run_calibrate_import(const CalibrateOptions& o, std::ostream& out, std::ostr
   for (const calibrate::Profile::Value& v : profile.cluster)
     out << fmt::format("  cluster.{} = {}   ({})\n", v.key, v.value, v.why);
   for (const std::string& n : profile.notes) out << "  note: " << n << "\n";
+  return out ? k_exit_ok : k_exit_runtime;
+}
+
+namespace {
+
+struct Measured {
+  std::string file;
+  int stage = -1;
+  int rank = -1;
+  double allocated = 0, reserved = 0;
+  double retries = 0, ooms = 0;
+  double step_time = 0;  // the file's "step_time", when it has one
+};
+
+double stat(const nlohmann::json& stats, const char* key, const std::string& file, bool required) {
+  const auto it = stats.find(key);
+  if (it == stats.end() || !it->is_number()) {
+    if (!required) return 0;
+    throw config::ConfigError({config::Diagnostic{
+        config::Origin{file, 0, 0, "memory-stats"},
+        fmt::format("no number \"{}\": expected the JSON of torch.cuda.memory_stats()", key)}});
+  }
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0)
+    throw config::ConfigError({config::Diagnostic{config::Origin{file, 0, 0, "memory-stats"},
+                                                  fmt::format("\"{}\" is negative", key)}});
+  return v;
+}
+
+Measured read_stats(const std::string& file, const PlanInput& in) {
+  std::string why;
+  const auto text = config::read_regular_file(file, config::k_max_hf_config_bytes, why);
+  auto fail = [&](const std::string& m) {
+    throw config::ConfigError({config::Diagnostic{config::Origin{file, 0, 0, "memory-stats"}, m}});
+  };
+  if (!text) fail("cannot read it: " + why);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(*text, nullptr, true, false);
+  } catch (const nlohmann::json::exception& e) {
+    fail(std::string("not JSON: ") + e.what());
+  }
+  if (!j.is_object()) fail("expected a JSON object");
+  Measured m;
+  m.file = file;
+  const nlohmann::json* stats = &j;
+  if (j.contains("memory_stats")) {
+    stats = &j["memory_stats"];
+    if (!stats->is_object()) fail("\"memory_stats\" must be an object");
+    auto index = [&](const char* key) {
+      if (!j.contains(key)) return -1;
+      if (!j[key].is_number_integer() || j[key].get<long long>() < 0 ||
+          j[key].get<long long>() > 1 << 24)
+        fail(fmt::format("\"{}\" must be a non-negative integer", key));
+      return static_cast<int>(j[key].get<long long>());
+    };
+    m.rank = index("rank");
+    m.stage = index("stage");
+    if (j.contains("step_time")) {
+      if (!j["step_time"].is_number() || !std::isfinite(j["step_time"].get<double>()) ||
+          j["step_time"].get<double>() <= 0)
+        fail("\"step_time\" must be a positive number of seconds");
+      m.step_time = j["step_time"].get<double>();
+    }
+  }
+  m.allocated = stat(*stats, "allocated_bytes.all.peak", file, true);
+  m.reserved = stat(*stats, "reserved_bytes.all.peak", file, true);
+  m.retries = stat(*stats, "num_alloc_retries", file, false);
+  m.ooms = stat(*stats, "num_ooms", file, false);
+  const ParallelSpec& p = in.parallel;
+  if (m.stage < 0 && m.rank >= 0) {
+    // The rank's pipeline stage under the plan's placement (the dimensions inside pp).
+    int stride = 1;
+    for (const std::string& d : p.placement) {
+      if (d == "pp") break;
+      stride *= d == "tp" ? p.tp : d == "cp" ? p.cp : d == "dp" ? p.dp : 1;
+    }
+    m.stage = (m.rank / stride) % p.pp;
+  }
+  if (m.stage < 0) {
+    if (p.pp > 1)
+      fail("the plan has pipeline stages: give \"rank\" or \"stage\" beside \"memory_stats\"");
+    m.stage = 0;
+  }
+  if (m.stage >= p.pp) fail(fmt::format("stage {} but the plan has {}", m.stage, p.pp));
+  return m;
+}
+
+// The item that most likely explains a gap on a stage: the largest of those whose size the
+// inputs do not pin down (activations, temporaries, logits, fragmentation, overheads).
+std::string suspect(const StageMemory& st) {
+  const LineItem* best = nullptr;
+  for (const LineItem& i : st.items) {
+    if (i.unit != Unit::bytes) continue;
+    if (!best || i.value > best->value) best = &i;
+  }
+  return best ? fmt::format("{} ({:.2f} GiB, the stage's largest item)", best->id,
+                            best->value / k_gib)
+              : std::string("(no items)");
+}
+
+}  // namespace
+
+int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ostream& /*err*/) {
+  const config::LoadedPlan loaded = load(o.plan);
+  const PlanResult plan = sound_plan(loaded);
+  std::vector<Measured> ms;
+  std::vector<config::Diagnostic> errors;
+  for (const std::string& f : o.memory_stats) {
+    try {
+      ms.push_back(read_stats(f, loaded.input));
+    } catch (const config::ConfigError& e) {
+      for (const auto& d : e.diagnostics()) errors.push_back(d);
+    }
+  }
+  if (!errors.empty()) throw config::ConfigError(errors);
+  if (!std::isfinite(o.step_time) || o.step_time < 0)
+    throw config::ConfigError(
+        {config::Diagnostic{config::Origin{"--step-time", 0, 0, "option"}, "must be positive"}});
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::string table = fmt::format("{} · {}\n", loaded.source, report::plan_title(plan));
+  table += fmt::format("{:<28} {:>5}  {:>22}  {:>22}  {}\n", "memory stats", "stage",
+                       "allocated peak (GiB)", "reserved peak (GiB)", "likely cause");
+  for (const Measured& m : ms) {
+    const StageMemory* st = nullptr;
+    for (const StageMemory& s : plan.stages)
+      if (s.stage == m.stage) st = &s;
+    if (!st) continue;
+    const report::Comparable c = report::comparable(*st);
+    const double e_alloc = (c.allocated - m.allocated) / std::max(1.0, m.allocated);
+    const double e_res = (c.reserved - m.reserved) / std::max(1.0, m.reserved);
+    std::vector<std::string> causes;
+    if (m.ooms > 0)
+      causes.push_back(
+          fmt::format("the run hit {:.0f} out-of-memory error(s): the peak measured "
+                      "is what fitted, not what was asked",
+                      m.ooms));
+    if (m.retries > 0)
+      causes.push_back(
+          fmt::format("{:.0f} allocator retries: the caching allocator ran out and "
+                      "freed its cache (memory pressure, slow steps)",
+                      m.retries));
+    const double frag_measured = m.allocated > 0 ? m.reserved / m.allocated - 1 : 0;
+    const double frag_predicted = c.allocated > 0 ? c.reserved / c.allocated - 1 : 0;
+    if (frag_measured > frag_predicted + 0.1)
+      causes.push_back(fmt::format(
+          "fragmentation: reserved is {:.0f} % over allocated, the plan assumes {:.0f} % "
+          "(cluster.fragmentation)",
+          100 * frag_measured, 100 * frag_predicted));
+    if (e_alloc < -0.05)
+      causes.push_back("under-predicted allocation: check " + suspect(*st) +
+                       ", the framework conventions (training.framework) and recompute");
+    else if (e_alloc > 0.10)
+      causes.push_back("over-predicted allocation (the safe side): " + suspect(*st));
+    if (causes.empty()) causes.push_back("within 5 % (allocated)");
+    const std::string name = m.file.substr(m.file.find_last_of('/') + 1);
+    table += fmt::format(
+        "{:<28} {:>5}  {:>7.2f} vs {:>6.2f} {:>+5.1f}%  {:>7.2f} vs {:>6.2f} "
+        "{:>+5.1f}%  {}\n",
+        name, m.stage, c.allocated / k_gib, m.allocated / k_gib, 100 * e_alloc, c.reserved / k_gib,
+        m.reserved / k_gib, 100 * e_res, fmt::format("{}", fmt::join(causes, "; ")));
+    rows.push_back({{"file", m.file},
+                    {"rank", m.rank},
+                    {"stage", m.stage},
+                    {"allocated_bytes",
+                     {{"predicted", std::llround(c.allocated)},
+                      {"measured", std::llround(m.allocated)},
+                      {"error", e_alloc}}},
+                    {"reserved_bytes",
+                     {{"predicted", std::llround(c.reserved)},
+                      {"measured", std::llround(m.reserved)},
+                      {"error", e_res}}},
+                    {"num_alloc_retries", m.retries},
+                    {"causes", causes}});
+  }
+  table +=
+      "(predicted vs measured; error = (predicted − measured) / measured: positive is the "
+      "safe side)\n";
+  nlohmann::ordered_json step;
+  // The step time: --step-time, else the files' (the slowest rank's).
+  double measured_step = o.step_time;
+  if (measured_step <= 0)
+    for (const Measured& m : ms) measured_step = std::max(measured_step, m.step_time);
+  if (measured_step > 0) {
+    const LineItem* t = find_item(plan.time, ItemId::time_step);
+    if (t) {
+      const double e = (t->value - measured_step) / measured_step;
+      std::string cause =
+          e < -0.05  ? "the plan is faster than the run: exposed communication or efficiency; "
+                       "measure the links (calibrate import) or set cluster.matmul_efficiency"
+          : e > 0.10 ? "the plan is slower than the run (the safe side)"
+                     : "within 5 %";
+      table += fmt::format("step time: predicted {:.3f} s, measured {:.3f} s, {:+.1f} %: {}\n",
+                           t->value, measured_step, 100 * e, cause);
+      step = {
+          {"predicted_s", t->value}, {"measured_s", measured_step}, {"error", e}, {"cause", cause}};
+    }
+  }
+  if (o.plan.format == "json") {
+    nlohmann::ordered_json j = {
+        {"schema", "trainledger.compare/1"}, {"plan", loaded.source}, {"memory", rows}};
+    if (!step.is_null()) j["step_time"] = step;
+    out << j.dump(2) << "\n";
+  } else {
+    out << table;
+  }
   return out ? k_exit_ok : k_exit_runtime;
 }
 

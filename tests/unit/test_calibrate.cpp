@@ -227,3 +227,53 @@ TEST_CASE("calibrate import: failures exit 2 or 3 and leave no profile", "[calib
   CHECK_THAT(printed.out, Catch::StartsWith("# trainledger calibration profile"));
   CHECK_THAT(printed.out, Catch::Contains("[[sweep]]"));
 }
+
+TEST_CASE("calibrate compare: memory stats and step time against the plan", "[calibrate][cli]") {
+  const std::string dir = test::source_path("tests/data/memory-stats/");
+  const auto r = test::run_cli({"calibrate", "compare", "--memory-stats", dir + "rank0.json",
+                                dir + "rank63.json", "--step-time", "40", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "trainledger.compare/1");
+  REQUIRE(j["memory"].size() == 2);
+  // The default plan (tp 8, pp 4, dp 2, placement tp, cp, dp, pp): rank 63 is on stage 3.
+  CHECK(j["memory"][0]["stage"] == 0);
+  CHECK(j["memory"][1]["stage"] == 3);
+  const auto plain = test::run_cli({"plan", "--format", "json"});
+  const auto p = nlohmann::json::parse(plain.out);
+  double predicted0 = 0, predicted3 = 0, step = 0;
+  for (const auto& st : p["memory"]["stages"]) {
+    if (st["stage"] == 0) predicted0 = st["predicted"]["max_memory_allocated_bytes"];
+    if (st["stage"] == 3) predicted3 = st["predicted"]["max_memory_allocated_bytes"];
+  }
+  for (const auto& i : p["time"]["items"])
+    if (i["id"] == "time.step") step = i["value"];
+  REQUIRE(predicted0 > 0);
+  CHECK(j["memory"][0]["allocated_bytes"]["predicted"].get<double>() == Approx(predicted0));
+  CHECK(j["memory"][0]["allocated_bytes"]["error"].get<double>() ==
+        Approx((predicted0 - 60129542144.0) / 60129542144.0));
+  CHECK(j["memory"][1]["allocated_bytes"]["error"].get<double>() ==
+        Approx((predicted3 - 53687091200.0) / 53687091200.0));
+  CHECK(j["step_time"]["error"].get<double>() == Approx((step - 40) / 40));
+  // Rank 63: 3 allocator retries and reserved 40 % over allocated are named as causes.
+  const std::string causes = j["memory"][1]["causes"].dump();
+  CHECK_THAT(causes, Catch::Contains("3 allocator retries"));
+  CHECK_THAT(causes, Catch::Contains("fragmentation"));
+  // Without --step-time, the files' step_time (the slowest rank's).
+  const auto from_file = test::run_cli(
+      {"calibrate", "compare", "--memory-stats", dir + "rank63.json", "--format", "json"});
+  REQUIRE(from_file.code == 0);
+  CHECK(nlohmann::json::parse(from_file.out)["step_time"]["measured_s"] == 42.0);
+  // A bare dump says no rank: fine without pipeline stages, an error with them.
+  const auto bare = test::run_cli({"calibrate", "compare", "--memory-stats", dir + "single.json"});
+  CHECK(bare.code == 2);
+  CHECK_THAT(bare.err, Catch::Contains("give \"rank\" or \"stage\""));
+  CHECK(test::run_cli({"calibrate", "compare", "--memory-stats", dir + "single.json", "--set",
+                       "parallel.pp=1", "--set", "parallel.dp=8"})
+            .code == 0);
+  // Not memory stats: a located error.
+  const auto wrong = test::run_cli(
+      {"calibrate", "compare", "--memory-stats", test::source_path("tests/data/bad-value.toml")});
+  CHECK(wrong.code == 2);
+  CHECK_THAT(wrong.err, Catch::Contains("not JSON"));
+}
