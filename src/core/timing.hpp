@@ -21,8 +21,8 @@ struct StageFlops {
   double backward = 0;   // backward pass (2× the trainable matmuls, 1× frozen ones)
   double recompute = 0;  // the forward recomputed under activation recomputation
   // FLOPs executed per pass, by the rate they run at: `gemm` in the layers' linear layers (the
-  // precision's peak, FP8 under FP8), `core` in attention's s² products (causal flash attention
-  // skips the masked half) and the LM head (16-bit peak even under FP8).
+  // precision's peak, FP8 under FP8), `core` in eager attention's s² products (batched
+  // matmuls, the whole product) and the LM head (16-bit peak even under FP8).
   double gemm = 0, core = 0;
   double recompute_gemm = 0, recompute_core = 0;
   double attention = 0;  // attention's s² products (all passes, MFU's full s² convention)
