@@ -49,6 +49,11 @@ enum class CollKind : std::uint8_t {
   send_recv
 };
 std::string_view to_string(CollKind k);
+// Bytes each rank sends per byte of the message (nccl-tests' bus factor: 2(n−1)/n for
+// all-reduce, (n−1)/n for all-gather, reduce-scatter and all-to-all, 1 for send/recv), and
+// the ring's latency steps of one call (docs/formulas.md#collectives).
+double bus_factor(CollKind k, int n);
+double call_steps(CollKind k, int n);
 
 // The parallel dimensions that communicate.
 enum class Dim : std::uint8_t { dp, tp, pp, cp, ep };

@@ -1,189 +1,16 @@
-// nccl-tests logs → fits → a calibration profile (docs/calibration.md).
+// Fits of nccl-tests sweeps → a calibration profile (docs/calibration.md).
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdlib>
-#include <map>
-#include <optional>
-#include <set>
-#include <sstream>
 
-#include "trainledger/calibrate.hpp"
-#include "trainledger/config.hpp"
+#include "calibration_detail.hpp"
 
 namespace trainledger::calibrate {
 
+using namespace detail;
+
 namespace {
-
-using config::ConfigError;
-using config::Diagnostic;
-using config::Origin;
-
-[[noreturn]] void fail(const std::string& file, int line, const std::string& message) {
-  throw ConfigError({Diagnostic{Origin{file, line, line > 0 ? 1 : 0, "log"}, message}});
-}
-
-struct Named {
-  const char* name;  // nccl-tests' binary stem
-  CollKind kind;
-};
-constexpr Named k_collectives[] = {{"all_reduce", CollKind::all_reduce},
-                                   {"all_gather", CollKind::all_gather},
-                                   {"reduce_scatter", CollKind::reduce_scatter},
-                                   {"alltoall", CollKind::all_to_all},
-                                   {"sendrecv", CollKind::send_recv}};
-
-std::optional<CollKind> collective_named(const std::string& name) {
-  std::string n;
-  for (char c : name) n += c == '-' ? '_' : static_cast<char>(std::tolower(c));
-  if (n == "all_to_all") n = "alltoall";
-  if (n == "send_recv") n = "sendrecv";
-  for (const Named& c : k_collectives)
-    if (n == c.name) return c.kind;
-  return std::nullopt;
-}
-
-std::string nccl_name(CollKind k) {
-  for (const Named& c : k_collectives)
-    if (c.kind == k) return c.name;
-  return "all_reduce";
-}
-
-// nccl-tests' bus factor: busbw = algbw × factor (doc/PERFORMANCE.md).
-double bus_factor(CollKind k, int n) {
-  switch (k) {
-    case CollKind::all_reduce:
-    case CollKind::tree_all_reduce:
-      return 2.0 * (n - 1) / n;
-    case CollKind::all_gather:
-    case CollKind::reduce_scatter:
-    case CollKind::all_to_all:
-      return (n - 1.0) / n;
-    case CollKind::send_recv:
-      return 1.0;
-  }
-  return 1.0;
-}
-
-// The ring's latency steps of one call (the planner's model, docs/formulas.md#collectives).
-double ring_steps(CollKind k, int n) {
-  switch (k) {
-    case CollKind::all_reduce:
-    case CollKind::tree_all_reduce:
-      return 2.0 * (n - 1);
-    case CollKind::send_recv:
-      return 1.0;
-    default:
-      return n - 1.0;
-  }
-}
-
-std::optional<double> number(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::vector<std::string> split(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  std::string t;
-  while (in >> t) out.push_back(t);
-  return out;
-}
-
-bool is_integer(const std::string& s) {
-  if (s.empty() || s.size() > 18) return false;
-  std::size_t i = s[0] == '-' ? 1 : 0;
-  if (i >= s.size()) return false;
-  for (; i < s.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  return true;
-}
-
-bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
-
-// The end of a run of digits starting at `i` (i itself when there is none).
-std::size_t digits_end(const std::string& s, std::size_t i) {
-  while (i < s.size() && digit(s[i])) ++i;
-  return i;
-}
-
-// A line without the launchers' prefixes: "[1,0]<stdout>:" (mpirun --tag-output), "0: " (srun
-// -l), "> " (a quoted log).
-std::string strip_prefix(std::string line) {
-  std::size_t at = 0;
-  if (!line.empty() && line[0] == '[') {
-    std::size_t i = digits_end(line, 1);
-    if (i > 1 && i < line.size() && line[i] == ',') {
-      const std::size_t j = digits_end(line, i + 1);
-      for (const char* tag : {"]<stdout>:", "]<stderr>:"})
-        if (j > i + 1 && line.compare(j, std::char_traits<char>::length(tag), tag) == 0)
-          at = j + std::char_traits<char>::length(tag);
-    }
-  } else {
-    std::size_t i = 0;
-    while (i < line.size() && line[i] == ' ') ++i;
-    const std::size_t j = digits_end(line, i);
-    if (j > i && j + 1 < line.size() && line[j] == ':' && line[j + 1] == ' ') at = j + 2;
-  }
-  line.erase(0, at);
-  std::size_t lead = 0;
-  while (lead < line.size() && (line[lead] == '>' || line[lead] == ' ' || line[lead] == '\t'))
-    ++lead;
-  line.erase(0, lead);
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  return line;
-}
-
-// The nccl-tests binaries a text names ("all_reduce_perf", "alltoall_perf_mpi", ...).
-std::set<std::string> tests_named(const std::string& text) {
-  static const char* k_tests[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
-                                  "sendrecv",   "broadcast",  "reduce",         "gather",
-                                  "scatter",    "hypercube"};
-  std::set<std::string> out;
-  for (const char* t : k_tests) {
-    const std::string word = std::string(t) + "_perf";
-    for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
-      const bool left = at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) ||
-                                     text[at - 1] == '_');
-      if (left) {
-        out.insert(t);
-        break;
-      }
-    }
-  }
-  return out;
-}
-
-// "#  Rank  3 Group  0 Pid 123 on host device  3 [0x5d] NVIDIA H100 80GB HBM3": the rank, its
-// host and its GPU's name.
-struct RankLine {
-  int rank = -1;
-  std::string host, gpu;
-};
-std::optional<RankLine> rank_line(const std::string& line) {
-  if (line.empty() || line[0] != '#') return std::nullopt;
-  const std::vector<std::string> t = split(line.substr(1));
-  if (t.size() < 8 || t[0] != "Rank" || !is_integer(t[1])) return std::nullopt;
-  RankLine r;
-  std::size_t i = 2;
-  if (t[i] == "Group") i += 2;
-  if (i + 5 >= t.size() || t[i] != "Pid" || t[i + 2] != "on" || t[i + 4] != "device")
-    return std::nullopt;
-  if (t[1].size() > 7) return std::nullopt;
-  r.rank = std::stoi(t[1]);
-  r.host = t[i + 3];
-  const std::size_t bracket = line.find(']', line.find(" device "));
-  if (bracket == std::string::npos) return std::nullopt;
-  r.gpu = line.substr(bracket + 1);
-  while (!r.gpu.empty() && r.gpu[0] == ' ') r.gpu.erase(0, 1);
-  return r;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -212,165 +39,6 @@ const std::vector<std::string>& measurable_keys() {
       "inter_node_bandwidth", "inter_node_latency",          "matmul_efficiency",
       "attention_efficiency", "memory_efficiency",           "cuda_context"};
   return keys;
-}
-
-Sweep parse_nccl_tests(const std::string& text, const std::string& name, const ImportHints& hints) {
-  Sweep s;
-  s.source = name;
-  // The collective: named in the log (the command, "# Collective test starting: X_perf"), else
-  // in the file name, else by the caller.
-  const std::set<std::string> named = tests_named(text);
-  std::optional<CollKind> kind;
-  if (!hints.collective.empty()) {
-    kind = collective_named(hints.collective);
-    if (!kind)
-      fail(name, 0,
-           fmt::format("unknown collective \"{}\" (all_reduce, all_gather, reduce_scatter, "
-                       "alltoall or sendrecv)",
-                       hints.collective));
-    if (!named.empty() && (named.size() > 1 || collective_named(*named.begin()) != kind))
-      fail(name, 0, fmt::format("the log runs {}_perf, not {}", *named.begin(), hints.collective));
-  } else if (named.size() > 1) {
-    fail(name, 0,
-         fmt::format("the log names several tests ({}); import one test per file",
-                     fmt::join(named, ", ")));
-  } else if (named.size() == 1) {
-    kind = collective_named(*named.begin());
-    if (!kind)
-      fail(name, 0,
-           fmt::format("{}_perf is not a collective the planner models (all_reduce, all_gather, "
-                       "reduce_scatter, alltoall, sendrecv)",
-                       *named.begin()));
-  } else {
-    const std::string file = name.substr(name.find_last_of('/') + 1);
-    for (const Named& c : k_collectives)
-      if (file.find(c.name) != std::string::npos) kind = c.kind;
-    if (!kind)
-      fail(name, 0,
-           "the log does not say which collective it measured (no X_perf command in it or in "
-           "the file name): give --collective");
-  }
-  s.kind = *kind;
-
-  // Ranks and hosts from "#  Rank  3 Group  0 Pid 123 on host device  3 [0x5d] NVIDIA ...".
-  std::map<int, std::string> host_of;
-  bool header_root = false, saw_header = false;
-  struct Row {
-    double bytes, us, algbw, busbw;
-    int line;
-  };
-  std::vector<Row> rows;
-  std::istringstream in(text);
-  std::string raw;
-  int line_no = 0;
-  while (std::getline(in, raw)) {
-    ++line_no;
-    const std::string line = strip_prefix(raw);
-    if (line.empty()) continue;
-    if (const auto rl = rank_line(line)) {
-      if (host_of.size() >= 65536) fail(name, line_no, "more than 65,536 ranks");
-      host_of[rl->rank] = rl->host;
-      const std::string& gpu = rl->gpu;
-      if (s.gpu_name.empty())
-        s.gpu_name = gpu;
-      else if (gpu != s.gpu_name)
-        fail(name, line_no,
-             fmt::format("ranks on different GPUs (\"{}\" and \"{}\"): a profile describes one "
-                         "GPU type",
-                         s.gpu_name, gpu));
-      continue;
-    }
-    if (line[0] == '#') {
-      if (line.find("size") != std::string::npos && line.find("count") != std::string::npos &&
-          line.find("time") != std::string::npos) {
-        saw_header = true;
-        header_root = line.find("root") != std::string::npos;
-      }
-      continue;
-    }
-    const std::vector<std::string> t = split(line);
-    if (t.size() < 8 || !is_integer(t[0]) || !is_integer(t[1])) continue;
-    if (!saw_header) continue;
-    // size count type redop [root] time algbw busbw #wrong|error time algbw busbw ...
-    const std::size_t at = header_root ? 5 : 4;
-    if (t.size() < at + 3) continue;
-    const auto bytes = number(t[0]);
-    const auto us = number(t[at]);
-    const auto alg = number(t[at + 1]);
-    const auto bus = number(t[at + 2]);
-    if (!bytes || !us || !alg || !bus)
-      fail(name, line_no, "a result row whose size, time or bandwidths are not numbers");
-    if (*bytes <= 0 || *us <= 0) continue;  // nccl-tests prints size-0 rows for some tests
-    if (*bytes > 1e15 || *us > 1e12)
-      fail(name, line_no, "a result row out of range (size or time too large)");
-    if (rows.size() >= 4096) fail(name, line_no, "more than 4096 result rows");
-    rows.push_back(Row{*bytes, *us, *alg, *bus, line_no});
-  }
-  if (rows.empty())
-    fail(name, 0,
-         "no nccl-tests result rows (a table with size, count, type, redop, time, algbw, busbw)");
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.bytes < b.bytes; });
-
-  // Ranks: the device list, else the caller, else the printed busbw/algbw ratio of the largest
-  // message (all-reduce: 2(n−1)/n; all-gather, reduce-scatter, all-to-all: (n−1)/n).
-  int ranks = static_cast<int>(host_of.size());
-  if (ranks > 0 && hints.ranks > 0 && hints.ranks != ranks)
-    fail(name, 0, fmt::format("--ranks {} but the log lists {} ranks", hints.ranks, ranks));
-  if (ranks == 0 && s.kind != CollKind::send_recv) {
-    const Row& big = rows.back();
-    if (big.algbw > 0) {
-      const double r = big.busbw / big.algbw;
-      const double n = s.kind == CollKind::all_reduce ? 2 / (2 - r) : 1 / (1 - r);
-      if (std::isfinite(n) && n >= 1.5 && n < 1e6) ranks = static_cast<int>(std::lround(n));
-    }
-    if (ranks > 0 && hints.ranks > 0 && hints.ranks != ranks)
-      fail(name, 0,
-           fmt::format("--ranks {} but the log's busbw/algbw ratio says {} ranks", hints.ranks,
-                       ranks));
-  }
-  if (ranks == 0) ranks = hints.ranks;
-  if (ranks < 1)
-    fail(name, 0, "the log does not list its ranks and its bandwidths do not tell: give --ranks");
-  if (ranks < 2) fail(name, 0, "one rank measures no link: import a test of 2 ranks or more");
-  s.ranks = ranks;
-  // Nodes: the distinct hosts, else the caller.
-  for (const auto& [rank, host] : host_of)
-    if (std::find(s.hosts.begin(), s.hosts.end(), host) == s.hosts.end()) s.hosts.push_back(host);
-  s.nodes = static_cast<int>(s.hosts.size());
-  if (s.nodes > 0 && hints.nodes > 0 && hints.nodes != s.nodes)
-    fail(name, 0,
-         fmt::format("--nodes {} but the log's ranks run on {} hosts", hints.nodes, s.nodes));
-  if (s.nodes == 0) s.nodes = hints.nodes;
-  if (s.nodes == 0)
-    fail(name, 0,
-         "the log does not list its ranks' hosts: give --nodes (1 for a single node) so the fit "
-         "knows which link it measured");
-  if (s.nodes > ranks) fail(name, 0, fmt::format("{} nodes for {} ranks", s.nodes, ranks));
-  if (!hints.gpu_name.empty()) {
-    if (!s.gpu_name.empty() && s.gpu_name != hints.gpu_name)
-      fail(name, 0,
-           fmt::format("--gpu-name \"{}\" but the log's GPUs are \"{}\"", hints.gpu_name,
-                       s.gpu_name));
-    s.gpu_name = hints.gpu_name;
-  }
-
-  // algbw recomputed from size and time; busbw with nccl-tests' factor. A printed busbw far
-  // from it means the ranks are not what the log or the caller says.
-  const double factor = bus_factor(s.kind, ranks);
-  for (const Row& r : rows) {
-    Point p;
-    p.bytes = r.bytes;
-    p.seconds = r.us * 1e-6;
-    p.busbw = p.bytes / p.seconds * factor;
-    if (r.busbw >= 1.0 && std::fabs(p.busbw / 1e9 - r.busbw) > 0.05 * r.busbw + 0.02)
-      fail(name, r.line,
-           fmt::format("busbw {} GB/s printed, {:.2f} GB/s from size and time with {} ranks: "
-                       "the ranks are not what {} says",
-                       r.busbw, p.busbw / 1e9, ranks,
-                       host_of.empty() ? "--ranks" : "the device list"));
-    s.points.push_back(p);
-  }
-  return s;
 }
 
 Fit fit_sweep(const Sweep& s) {
@@ -467,21 +135,21 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
                      ring_steps(CollKind::all_reduce, ar->ranks),
                      ar->alpha_extrapolated ? " (extrapolated: no message ≤ 64 KiB)" : "")});
   }
-  if (ar && !ar->alpha_measured)
-    p.notes.push_back(
-        fmt::format("{}: its smallest message is over 4 MiB, too large to "
-                    "measure a latency; intra_node_latency stays assumed",
-                    ar->source));
+  // A fit without small messages measures no latency; the key stays assumed.
+  auto no_latency = [&p](const Fit* f, const char* key) {
+    if (f && !f->alpha_measured)
+      p.notes.push_back(
+          fmt::format("{}: its smallest message is over 4 MiB, too large to "
+                      "measure a latency; {} stays assumed",
+                      f->source, key));
+  };
+  no_latency(ar, "intra_node_latency");
   if (gather) {
     p.cluster.push_back({"intra_node_gather_bandwidth", toml_string(gbps(gather->busbw)),
                          fmt::format("{} busbw over {} ranks ({})", nccl_name(gather->kind),
                                      gather->ranks, gather->source)});
   }
-  if (inter && !inter->alpha_measured)
-    p.notes.push_back(
-        fmt::format("{}: its smallest message is over 4 MiB, too large to "
-                    "measure a latency; inter_node_latency stays assumed",
-                    inter->source));
+  no_latency(inter, "inter_node_latency");
   if (inter) {
     const int rpn = (inter->ranks + inter->nodes - 1) / inter->nodes;
     // The planner: a group with r members per node moves r × inter_node_bandwidth across nodes.

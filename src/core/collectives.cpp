@@ -80,6 +80,8 @@ Group regroup(const PlanInput& in, const Group& base, int size, int stride) {
   return g;
 }
 
+double bus_factor(CollKind k, int n) { return call_volume(k, n, Num::constant(1)).value(); }
+
 double call_steps(CollKind k, int n) {
   switch (k) {
     case CollKind::all_reduce:
