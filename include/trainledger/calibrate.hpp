@@ -60,9 +60,20 @@ struct Fit {
   double largest_busbw = 0;         // busbw of the largest message
   double worst_error = 0;           // largest |α + volume/B − t| / t over the sweep
   double worst_error_bytes = 0;     // at this size
+  bool worst_optimistic = false;    // there the fit is faster than the measurement
   bool inter_node() const { return nodes > 1; }
 };
 Fit fit_sweep(const Sweep& sweep);
+
+// A probe's measurement that is recorded in the profile (memory after the CUDA context, NCCL's
+// buffers, the allocator's granularity, GEMM and HBM rates): the value in `unit` and how it was
+// taken.
+struct Measurement {
+  std::string name;  // "cuda_context_bare"
+  double value = 0;
+  std::string unit;  // "bytes", "FLOP/s", "bytes/s"
+  std::string why;
+};
 
 // A profile: provenance, the plan keys it measures (key → TOML value, and why), the fits and
 // the raw sweeps.
@@ -74,6 +85,10 @@ struct Profile {
   std::vector<std::string> hosts;
   std::vector<std::string> sources;
   std::vector<std::string> notes;
+  std::string backend;                // probe: "nccl" or "mpi"
+  std::string launcher;               // probe: "mpi", "torchrun" or "none"
+  std::vector<std::string> versions;  // probe: CUDA, NCCL, driver, MPI
+  std::vector<Measurement> measurements;
   struct Value {
     std::string key;    // "intra_node_bandwidth" (in [cluster])
     std::string value;  // TOML text: "\"361.2 GB/s\""

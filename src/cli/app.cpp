@@ -17,7 +17,8 @@ constexpr const char* k_description =
 
 constexpr const char* k_footer =
     "Exit codes: 0 done (check: every plan fits); 1 check: a plan does not fit;\n"
-    "            2 invalid input or usage; 3 I/O failure at run time (e.g. a full disk);\n"
+    "            2 invalid input or usage; 3 failure at run time (a full disk; calibrate\n"
+    "            probe: no GPU, a rank that failed or hung);\n"
     "            4 check --strict: a plan fits but its estimate rests on a guess.\n"
     "Docs: docs/cli.md, docs/config.md (plan keys), docs/formulas.md, docs/json-schema.md";
 
@@ -84,7 +85,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CalibrateOptions calibrate_options;
   CLI::App* calibrate_import = nullptr;
   CLI::App* calibrate_compare = nullptr;
-  add_calibrate_command(app, calibrate_options, calibrate_import, calibrate_compare);
+  CLI::App* calibrate_probe = nullptr;
+  add_calibrate_command(app, calibrate_options, calibrate_import, calibrate_compare,
+                        calibrate_probe);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -115,6 +118,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       return run_calibrate_import(calibrate_options, out, err);
     if (calibrate_compare && *calibrate_compare)
       return run_calibrate_compare(calibrate_options, out, err);
+    if (calibrate_probe && *calibrate_probe)
+      return run_calibrate_probe(calibrate_options, out, err);
   } catch (const config::ConfigError& e) {
     for (const config::Diagnostic& d : e.diagnostics()) err << d.to_string() << "\n";
     return k_exit_invalid;

@@ -83,9 +83,20 @@ struct CalibrateOptions {
   int ranks = 0;
   int nodes = 0;
   std::string gpu_name;
+  // probe
+  std::string backend = "auto";
+  std::string min_bytes = "8 B";
+  std::string max_bytes;  // empty: 1 GiB with NCCL, 64 MiB with MPI
+  double step_factor = 2;
+  int warmup = 5;
+  int iters = 20;
+  double timeout = 300;
+  std::vector<std::string> probe_collectives;
+  bool no_progress = false;
 };
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import,
-                                CLI::App*& compare);
+                                CLI::App*& compare, CLI::App*& probe);
+int run_calibrate_probe(const CalibrateOptions& o, std::ostream& out, std::ostream& err);
 int run_calibrate_import(const CalibrateOptions& o, std::ostream& out, std::ostream& err);
 int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ostream& err);
 

@@ -1,4 +1,5 @@
-// `trainledger calibrate import LOG...`: nccl-tests logs fitted into a calibration profile
+// `trainledger calibrate import LOG...` (nccl-tests logs), `calibrate compare` (memory stats
+// against the plan) and `calibrate probe` (measure the cluster): calibration profiles
 // (docs/calibration.md).
 #include <fmt/format.h>
 
@@ -9,12 +10,16 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
+#include "calibration_detail.hpp"
 #include "files.hpp"
+#include "probe.hpp"
 #include "rows.hpp"
 #include "trainledger/calibrate.hpp"
 
@@ -63,14 +68,36 @@ void write_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+// What a written profile holds, for the terminal.
+void print_summary(std::ostream& out, const std::string& path, const calibrate::Profile& profile) {
+  out << fmt::format("wrote {} ({}{} sweep{})\n", path,
+                     profile.gpu_name.empty() ? "" : profile.gpu_name + ", ", profile.sweeps.size(),
+                     profile.sweeps.size() == 1 ? "" : "s");
+  for (const calibrate::Fit& f : profile.fits)
+    out << fmt::format(
+        "  {} ({}): {} ranks on {} node{}: α {}, B {:.2f} GB/s (largest message "
+        "{:.2f} GB/s), worst fit error {:.0f} %\n",
+        f.source.substr(f.source.find_last_of('/') + 1), to_string(f.kind), f.ranks, f.nodes,
+        f.nodes == 1 ? "" : "s",
+        !f.alpha_measured ? "not measured (no message ≤ 4 MiB)"
+                          : fmt::format("{:.2f} us{}", f.alpha_s * 1e6,
+                                        f.alpha_extrapolated ? " (extrapolated)" : ""),
+        f.busbw / 1e9, f.largest_busbw / 1e9, 100 * f.worst_error);
+  for (const calibrate::Profile::Value& v : profile.cluster)
+    out << fmt::format("  cluster.{} = {}   ({})\n", v.key, v.value, v.why);
+  for (const std::string& n : profile.notes) out << "  note: " << n << "\n";
+  for (const calibrate::Measurement& m : profile.measurements)
+    out << fmt::format("  measured {} = {:.4g} {}   ({})\n", m.name, m.value, m.unit, m.why);
+}
+
 }  // namespace
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import,
-                                CLI::App*& compare) {
+                                CLI::App*& compare, CLI::App*& probe) {
   CLI::App* sub =
       app.add_subcommand("calibrate",
-                         "Measured numbers in place of assumed ones: fit nccl-tests logs into a "
-                         "calibration profile for plan --calibration");
+                         "Measured numbers in place of assumed ones: probe the GPUs and links, or "
+                         "fit nccl-tests logs, into a calibration profile for plan --calibration");
   sub->require_subcommand(1);
   import = sub->add_subcommand(
       "import",
@@ -105,6 +132,43 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
       ->check(CLI::PositiveNumber);
   compare->add_option("--format", o.plan.format, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
+  probe = sub->add_subcommand(
+      "probe",
+      "Measure the cluster: run one process per GPU under mpirun, srun or torchrun "
+      "(--no-python); sweeps all-reduce, all-gather, reduce-scatter, all-to-all and send/recv "
+      "on the world, one node and one GPU per node, measures memory and GEMM/HBM rates, and "
+      "rank 0 writes the profile. Exit 3 on any failure (no GPU, a dead or hung rank)");
+  probe->add_option("plan", o.plan.plan,
+                    "a plan whose matmul shapes the GEMM probe times (default: 8192³)");
+  probe->add_option("--set", o.plan.sets, "override a key of the plan: --set section.key=value")
+      ->type_name("KEY=VALUE");
+  probe->add_option("-o,--output", o.output,
+                    "write the profile here (rank 0, atomically); default: print it");
+  const std::vector<std::string> built = probe::available_backends();
+  probe
+      ->add_option("--backend", o.backend,
+                   fmt::format("nccl (GPUs), mpi (CPUs, MPI collectives) or auto: NCCL when a GPU "
+                               "answers (this build has: {})",
+                               built.empty() ? "none" : fmt::format("{}", fmt::join(built, ", "))))
+      ->check(CLI::IsMember({"auto", "nccl", "mpi"}));
+  probe->add_option("--min-bytes", o.min_bytes, "smallest message (default 8 B)");
+  probe->add_option("--max-bytes", o.max_bytes,
+                    "largest message (default 1 GiB with NCCL, 64 MiB with MPI)");
+  probe->add_option("--step-factor", o.step_factor, "size multiplier between messages (2)")
+      ->check(CLI::Range(1.01, 1024.0));
+  probe->add_option("--warmup", o.warmup, "untimed calls per size (5)")->check(CLI::Range(0, 1000));
+  probe->add_option("--iters", o.iters, "timed calls per size (20)")->check(CLI::Range(1, 100000));
+  probe
+      ->add_option("--timeout", o.timeout,
+                   "seconds a collective or rendezvous may take before every rank ends with "
+                   "exit 3 (300)")
+      ->check(CLI::Range(0.1, 86400.0));
+  probe
+      ->add_option("--collectives", o.probe_collectives,
+                   "the collectives to sweep (default all): all_reduce, all_gather, "
+                   "reduce_scatter, alltoall, sendrecv")
+      ->delimiter(',');
+  probe->add_flag("--no-progress", o.no_progress, "no progress line on a terminal");
   import->add_option("--gpu-name", o.gpu_name,
                      "the GPUs' name as the driver reports it (e.g. \"NVIDIA H100 80GB HBM3\"), "
                      "when the log lists no devices");
@@ -143,22 +207,7 @@ int run_calibrate_import(const CalibrateOptions& o, std::ostream& out, std::ostr
     return out ? k_exit_ok : k_exit_runtime;
   }
   write_atomically(o.output, text);
-  out << fmt::format("wrote {} ({}{} sweep{})\n", o.output,
-                     profile.gpu_name.empty() ? "" : profile.gpu_name + ", ", profile.sweeps.size(),
-                     profile.sweeps.size() == 1 ? "" : "s");
-  for (const calibrate::Fit& f : profile.fits)
-    out << fmt::format(
-        "  {} ({}): {} ranks on {} node{}: α {}, B {:.2f} GB/s (largest message "
-        "{:.2f} GB/s), worst fit error {:.0f} %\n",
-        f.source.substr(f.source.find_last_of('/') + 1), to_string(f.kind), f.ranks, f.nodes,
-        f.nodes == 1 ? "" : "s",
-        !f.alpha_measured ? "not measured (no message ≤ 4 MiB)"
-                          : fmt::format("{:.2f} us{}", f.alpha_s * 1e6,
-                                        f.alpha_extrapolated ? " (extrapolated)" : ""),
-        f.busbw / 1e9, f.largest_busbw / 1e9, 100 * f.worst_error);
-  for (const calibrate::Profile::Value& v : profile.cluster)
-    out << fmt::format("  cluster.{} = {}   ({})\n", v.key, v.value, v.why);
-  for (const std::string& n : profile.notes) out << "  note: " << n << "\n";
+  print_summary(out, o.output, profile);
   return out ? k_exit_ok : k_exit_runtime;
 }
 
@@ -366,6 +415,135 @@ int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ost
     out << table;
   }
   return out ? k_exit_ok : k_exit_runtime;
+}
+
+}  // namespace trainledger::cli
+
+namespace trainledger::cli {
+
+namespace {
+
+long long round16(double x) { return std::max(16LL, std::llround(x / 16) * 16); }
+
+// The forward GEMMs of one layer on one rank of the plan (tokens of a micro-batch × the
+// tensor-parallel slice of each weight), rounded to multiples of 16.
+std::vector<probe::GemmShape> plan_gemms(const PlanInput& in) {
+  const ModelSpec& m = in.model;
+  const ParallelSpec& p = in.parallel;
+  const double tokens =
+      static_cast<double>(in.training.micro_batch * in.training.seq_len) / std::max(1, p.cp);
+  const int head_dim = m.head_dim > 0 ? m.head_dim : m.hidden / std::max(1, m.heads);
+  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const long long t = round16(tokens);
+  std::vector<probe::GemmShape> v;
+  v.push_back(
+      {"qkv", t, round16(static_cast<double>(m.heads + 2 * kv) * head_dim / p.tp), m.hidden, 1});
+  v.push_back({"proj", t, m.hidden, round16(static_cast<double>(m.heads) * head_dim / p.tp), 1});
+  const bool moe = m.experts > 0;
+  const double ffn = moe ? m.expert_ffn : m.ffn;
+  const double gate = is_gated(m.ffn_act) ? 2 : 1;
+  // MoE: each expert's GEMM sees its share of the routed tokens.
+  const long long te = moe ? round16(tokens * m.experts_per_token / m.experts) : t;
+  const double copies = moe ? static_cast<double>(m.experts) / std::max(1, p.ep) : 1;
+  if (ffn > 0) {
+    v.push_back({"fc1", te, round16(gate * ffn / p.tp), m.hidden, copies});
+    v.push_back({"fc2", te, m.hidden, round16(ffn / p.tp), copies});
+  }
+  return v;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+int run_calibrate_probe(const CalibrateOptions& o, std::ostream& out, std::ostream& err) {
+  probe::Options po;
+  po.backend = o.backend;
+  po.min_bytes = config::parse_size_option("--min-bytes", o.min_bytes);
+  if (!o.max_bytes.empty()) po.max_bytes = config::parse_size_option("--max-bytes", o.max_bytes);
+  if (po.min_bytes < 1 || (po.max_bytes > 0 && po.max_bytes < po.min_bytes) ||
+      po.max_bytes > 64.0 * (1LL << 30))
+    throw config::ConfigError(
+        {config::Diagnostic{config::Origin{"--min-bytes", 0, 0, "option"},
+                            "message sizes: 1 B ≤ --min-bytes ≤ --max-bytes ≤ 64 GiB"}});
+  po.step_factor = o.step_factor;
+  po.warmup = o.warmup;
+  po.iters = o.iters;
+  po.timeout_s = o.timeout;
+  po.progress = !o.no_progress && ::isatty(2);
+  for (const std::string& c : o.probe_collectives) {
+    const auto k = calibrate::detail::collective_named(c);
+    if (!k)
+      throw config::ConfigError({config::Diagnostic{
+          config::Origin{"--collectives", 0, 0, "option"},
+          fmt::format("unknown collective \"{}\" (all_reduce, all_gather, reduce_scatter, "
+                      "alltoall, sendrecv)",
+                      c)}});
+    po.collectives.push_back(*k);
+  }
+  // The plan (its GEMM shapes and GPU), read before any process group exists.
+  std::optional<config::LoadedPlan> loaded;
+  if (!o.plan.plan.empty()) {
+    loaded = load(o.plan);
+    po.gemm = plan_gemms(loaded->input);
+    po.plan_source = loaded->source;
+  }
+  po.launcher = probe::detect_launcher();
+  std::unique_ptr<probe::Backend> backend;
+  try {
+    backend = probe::make_backend(o.backend, po.launcher, o.timeout);
+    const bool lead = backend->rank() == 0;
+    po.progress = po.progress && lead;
+    // Peaks of this GPU: the plan's when it is for this GPU, else the preset of that name.
+    const std::string dev = backend->device_name();
+    if (loaded && lower(loaded->input.cluster.gpu.name) == lower(dev)) {
+      po.peak_bf16 = loaded->input.cluster.gpu.peak_flops.bf16;
+      po.peak_fp8 = loaded->input.cluster.gpu.peak_flops.fp8;
+      po.hbm_bandwidth = loaded->input.cluster.gpu.memory_bandwidth;
+    } else {
+      if (loaded && lead)
+        err << fmt::format(
+            "trainledger: calibrate probe: note: the plan is for \"{}\", these GPUs are \"{}\": "
+            "its shapes are timed, the profile describes these GPUs\n",
+            loaded->input.cluster.gpu.name, dev);
+      for (const config::PresetInfo& p : config::gpu_presets()) {
+        const GpuSpec g = config::load_gpu_preset(p.name);
+        if (lower(g.name) != lower(dev)) continue;
+        po.peak_bf16 = g.peak_flops.bf16;
+        po.peak_fp8 = g.peak_flops.fp8;
+        po.hbm_bandwidth = g.memory_bandwidth;
+        break;
+      }
+    }
+    const std::string output = o.output;
+    std::ostream* sink = &out;
+    const calibrate::Profile profile =
+        probe::run_probe(*backend, po, "trainledger " + report::version(), utc_now(),
+                         [&](const calibrate::Profile& p) {
+                           const std::string text = calibrate::render_profile(p);
+                           if (output.empty() || output == "-") {
+                             *sink << text;
+                             sink->flush();
+                             if (!*sink)
+                               throw std::runtime_error("cannot write the profile to stdout");
+                           } else {
+                             write_atomically(output, text);
+                           }
+                         });
+    if (lead && !output.empty() && output != "-") print_summary(out, output, profile);
+    return k_exit_ok;
+  } catch (const std::exception& e) {
+    // A ProbeError, or anything else once ranks exist: every rank ends, exit 3.
+    err << fmt::format("trainledger: calibrate probe: rank {}: {}; exit 3, no profile written\n",
+                       backend ? backend->rank() : 0, e.what());
+    err.flush();
+    out.flush();
+    probe::end_job(backend.get());
+    return k_exit_runtime;
+  }
 }
 
 }  // namespace trainledger::cli

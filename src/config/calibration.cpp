@@ -77,6 +77,7 @@ Fit fit_sweep(const Sweep& s) {
     if (e > f.worst_error) {
       f.worst_error = e;
       f.worst_error_bytes = p.bytes;
+      f.worst_optimistic = model < p.seconds;
     }
   }
   return f;
@@ -89,7 +90,8 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
   p.method = method;
   p.created = created;
   for (const Sweep& s : sweeps) {
-    p.sources.push_back(s.source);
+    if (std::find(p.sources.begin(), p.sources.end(), s.source) == p.sources.end())
+      p.sources.push_back(s.source);
     if (!s.gpu_name.empty()) {
       if (p.gpu_name.empty())
         p.gpu_name = s.gpu_name;
@@ -102,7 +104,7 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
       if (std::find(p.hosts.begin(), p.hosts.end(), h) == p.hosts.end()) p.hosts.push_back(h);
     p.fits.push_back(fit_sweep(s));
   }
-  if (p.gpu_name.empty())
+  if (p.gpu_name.empty() && !sweeps.empty())
     p.notes.push_back(
         "no log lists its GPUs: plans of any GPU accept this profile (give --gpu-name)");
   // Inside a node: all-reduce sets the all-reduce busbw and the per-step latency; the other
@@ -186,10 +188,14 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
   for (const Fit& f : p.fits)
     if (f.worst_error > 0.25)
       p.notes.push_back(fmt::format(
-          "{} ({}): α + volume/B is {:.0f} % off at {:.0f} B (NCCL reaches its large-message "
-          "busbw only on large messages; the planner's time for mid-size messages is "
-          "optimistic)",
-          nccl_name(f.kind), f.source, 100 * f.worst_error, f.worst_error_bytes));
+          "{} ({}): α + volume/B is {:.0f} % {} the measured time at {:.0f} B ({})",
+          nccl_name(f.kind), f.source, 100 * f.worst_error, f.worst_optimistic ? "under" : "over",
+          f.worst_error_bytes,
+          f.worst_optimistic
+              ? "the link reaches its large-message busbw only on large messages: the planner's "
+                "time for messages of this size is optimistic"
+              : "α, the median of the small messages, is above this size's time: the planner's "
+                "time for messages of this size is pessimistic"));
   p.sweeps = std::move(sweeps);
   return p;
 }
@@ -211,9 +217,19 @@ std::string render_profile(const Profile& p) {
   out += "hosts = " + list(p.hosts) + "\n";
   out += "sources = " + list(p.sources) + "\n";
   out += "notes = " + list(p.notes) + "\n";
+  if (!p.backend.empty()) out += "backend = " + toml_string(p.backend) + "\n";
+  if (!p.launcher.empty()) out += "launcher = " + toml_string(p.launcher) + "\n";
+  if (!p.versions.empty()) out += "versions = " + list(p.versions) + "\n";
   out += "\n# Plan keys (section [cluster]) with measured values.\n[cluster]\n";
   for (const Profile::Value& v : p.cluster)
     out += fmt::format("{} = {}  # {}\n", v.key, v.value, v.why);
+  for (const Measurement& m : p.measurements) {
+    out += "\n[[measurement]]\n";
+    out += "name = " + toml_string(m.name) + "\n";
+    out += fmt::format("value = {:.6g}\n", m.value);
+    out += "unit = " + toml_string(m.unit) + "\n";
+    out += "why = " + toml_string(m.why) + "\n";
+  }
   for (const Fit& f : p.fits) {
     out += "\n[[fit]]\n";
     out += "source = " + toml_string(f.source) + "\n";

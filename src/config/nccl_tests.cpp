@@ -1,4 +1,5 @@
-// nccl-tests text output → a Sweep (docs/calibration.md#importing-nccl-tests-logs).
+// nccl-tests output (text tables, or the JSON of -J) → a Sweep
+// (docs/calibration.md#importing-nccl-tests-logs).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "calibration_detail.hpp"
 
@@ -125,12 +128,111 @@ std::optional<RankLine> rank_line(const std::string& line) {
 
 }  // namespace
 
+namespace {
+
+struct Row {
+  double bytes, us, algbw, busbw;
+  int line;
+};
+
+// What a log says, before the checks both formats share.
+struct Raw {
+  std::set<std::string> named;         // the X_perf tests it names
+  std::map<int, std::string> host_of;  // rank → host
+  std::string gpu_name;
+  std::vector<Row> rows;
+};
+
+void same_gpu(Raw& raw, const std::string& gpu, const std::string& name, int line) {
+  if (raw.gpu_name.empty())
+    raw.gpu_name = gpu;
+  else if (gpu != raw.gpu_name)
+    fail(name, line,
+         fmt::format("ranks on different GPUs (\"{}\" and \"{}\"): a profile describes one "
+                     "GPU type",
+                     raw.gpu_name, gpu));
+}
+
+void add_row(Raw& raw, double bytes, double us, double alg, double bus, const std::string& name,
+             int line) {
+  if (bytes <= 0 || us <= 0) return;  // nccl-tests prints size-0 rows for some tests
+  if (bytes > 1e15 || us > 1e12)
+    fail(name, line, "a result row out of range (size or time too large)");
+  if (raw.rows.size() >= 4096) fail(name, line, "more than 4096 result rows");
+  raw.rows.push_back(Row{bytes, us, alg, bus, line});
+}
+
+// nccl-tests -J: {"args": [argv...], "config": {"nthreads", "ngpus", "devices": [{"rank",
+// "hostname", "device_info"}]}, "results": [{"size", "out_of_place": {"time" | "cpu_time",
+// "alg_bw", "bus_bw", "nwrong"}, "in_place": {...}}]} (src/util.cu, JSON_FILE_VERSION 1).
+Raw read_json(const std::string& text, const std::string& name) {
+  Raw raw;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) fail(name, 0, "not valid JSON (expected the output of nccl-tests -J)");
+  if (!j.is_object() || !j.contains("results") || !j["results"].is_array())
+    fail(name, 0, "a JSON file without a \"results\" list: not the output of nccl-tests -J");
+  if (j.contains("args") && j["args"].is_array() && !j["args"].empty() && j["args"][0].is_string())
+    raw.named = tests_named(j["args"][0].get<std::string>());
+  auto count = [&](const nlohmann::json& o, const char* key) {
+    if (!o.contains(key)) return 1;
+    if (!o[key].is_number_integer() || o[key].get<long long>() < 1 ||
+        o[key].get<long long>() > 1024)
+      fail(name, 0, fmt::format("config/{} must be an integer from 1 to 1024", key));
+    return static_cast<int>(o[key].get<long long>());
+  };
+  if (j.contains("config") && j["config"].is_object()) {
+    const nlohmann::json& c = j["config"];
+    // Each process lists its first GPU; it drives nthreads × ngpus ranks.
+    const int per_process = count(c, "nthreads") * count(c, "ngpus");
+    if (c.contains("devices") && c["devices"].is_array()) {
+      if (c["devices"].size() > 65536) fail(name, 0, "more than 65,536 processes");
+      for (const nlohmann::json& d : c["devices"]) {
+        if (!d.is_object() || !d.contains("rank") || !d["rank"].is_number_integer() ||
+            !d.contains("hostname") || !d["hostname"].is_string())
+          fail(name, 0, "config/devices: each needs an integer \"rank\" and a \"hostname\"");
+        const long long r = d["rank"].get<long long>();
+        if (r < 0 || r > (1 << 20)) fail(name, 0, "config/devices: a rank out of range");
+        for (int i = 0; i < per_process; ++i)
+          raw.host_of[static_cast<int>(r) + i] = d["hostname"].get<std::string>();
+        if (d.contains("device_info") && d["device_info"].is_string())
+          same_gpu(raw, d["device_info"].get<std::string>(), name, 0);
+      }
+    }
+  }
+  int i = 0;
+  for (const nlohmann::json& r : j["results"]) {
+    const std::string at = fmt::format("results/{}", i++);
+    if (!r.is_object() || !r.contains("size") || !r["size"].is_number())
+      fail(name, 0, at + ": a result without a numeric \"size\"");
+    const nlohmann::json* t = nullptr;
+    for (const char* place : {"out_of_place", "in_place"})
+      if (!t && r.contains(place) && r[place].is_object()) t = &r[place];
+    if (!t) fail(name, 0, at + ": neither out_of_place nor in_place has a timing");
+    const char* time_key = t->contains("time") ? "time" : "cpu_time";
+    for (const char* key : {time_key, "alg_bw", "bus_bw"})
+      if (!t->contains(key) || !(*t)[key].is_number())
+        fail(name, 0, fmt::format("{}: \"{}\" is not a number", at, key));
+    if (t->contains("nwrong") && (*t)["nwrong"].is_number() && (*t)["nwrong"].get<double>() > 0)
+      fail(name, 0,
+           fmt::format("{}: {} wrong elements: the test failed, its timings do not count", at,
+                       (*t)["nwrong"].get<double>()));
+    add_row(raw, r["size"].get<double>(), (*t)[time_key].get<double>(),
+            (*t)["alg_bw"].get<double>(), (*t)["bus_bw"].get<double>(), name, 0);
+  }
+  return raw;
+}
+
+}  // namespace
+
 Sweep parse_nccl_tests(const std::string& text, const std::string& name, const ImportHints& hints) {
   Sweep s;
   s.source = name;
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const bool json = first != std::string::npos && text[first] == '{';
+  Raw raw = json ? read_json(text, name) : Raw{};
   // The collective: named in the log (the command, "# Collective test starting: X_perf"), else
   // in the file name, else by the caller.
-  const std::set<std::string> named = tests_named(text);
+  const std::set<std::string> named = json ? raw.named : tests_named(text);
   std::optional<CollKind> kind;
   if (!hints.collective.empty()) {
     kind = collective_named(hints.collective);
@@ -164,31 +266,20 @@ Sweep parse_nccl_tests(const std::string& text, const std::string& name, const I
   s.kind = *kind;
 
   // Ranks and hosts from "#  Rank  3 Group  0 Pid 123 on host device  3 [0x5d] NVIDIA ...".
-  std::map<int, std::string> host_of;
+  std::map<int, std::string>& host_of = raw.host_of;
+  std::vector<Row>& rows = raw.rows;
   bool header_root = false, saw_header = false;
-  struct Row {
-    double bytes, us, algbw, busbw;
-    int line;
-  };
-  std::vector<Row> rows;
-  std::istringstream in(text);
-  std::string raw;
+  std::istringstream in(json ? std::string() : text);
+  std::string text_line;
   int line_no = 0;
-  while (std::getline(in, raw)) {
+  while (std::getline(in, text_line)) {
     ++line_no;
-    const std::string line = strip_prefix(raw);
+    const std::string line = strip_prefix(text_line);
     if (line.empty()) continue;
     if (const auto rl = rank_line(line)) {
       if (host_of.size() >= 65536) fail(name, line_no, "more than 65,536 ranks");
       host_of[rl->rank] = rl->host;
-      const std::string& gpu = rl->gpu;
-      if (s.gpu_name.empty())
-        s.gpu_name = gpu;
-      else if (gpu != s.gpu_name)
-        fail(name, line_no,
-             fmt::format("ranks on different GPUs (\"{}\" and \"{}\"): a profile describes one "
-                         "GPU type",
-                         s.gpu_name, gpu));
+      same_gpu(raw, rl->gpu, name, line_no);
       continue;
     }
     if (line[0] == '#') {
@@ -211,12 +302,9 @@ Sweep parse_nccl_tests(const std::string& text, const std::string& name, const I
     const auto bus = number(t[at + 2]);
     if (!bytes || !us || !alg || !bus)
       fail(name, line_no, "a result row whose size, time or bandwidths are not numbers");
-    if (*bytes <= 0 || *us <= 0) continue;  // nccl-tests prints size-0 rows for some tests
-    if (*bytes > 1e15 || *us > 1e12)
-      fail(name, line_no, "a result row out of range (size or time too large)");
-    if (rows.size() >= 4096) fail(name, line_no, "more than 4096 result rows");
-    rows.push_back(Row{*bytes, *us, *alg, *bus, line_no});
+    add_row(raw, *bytes, *us, *alg, *bus, name, line_no);
   }
+  s.gpu_name = raw.gpu_name;
   if (rows.empty())
     fail(name, 0,
          "no nccl-tests result rows (a table with size, count, type, redop, time, algbw, busbw)");

@@ -277,3 +277,97 @@ TEST_CASE("calibrate compare: memory stats and step time against the plan", "[ca
   CHECK(wrong.code == 2);
   CHECK_THAT(wrong.err, Catch::Contains("not JSON"));
 }
+
+namespace {
+
+// A sweep as nccl-tests -J writes it (src/util.cu of nccl-tests 2.19: "args", "config" with one
+// "devices" entry per process, "results" with out_of_place/in_place timings).
+nlohmann::json as_json_output(const calibrate::Sweep& s, int gpus_per_process, double nwrong = 0) {
+  nlohmann::json devices = nlohmann::json::array();
+  const int rpn = s.ranks_per_node();
+  for (int r = 0; r < s.ranks; r += gpus_per_process)
+    devices.push_back({{"rank", r},
+                       {"group", 0},
+                       {"pid", 1000 + r},
+                       {"hostname", s.hosts[static_cast<std::size_t>(r / rpn)]},
+                       {"device", r % rpn},
+                       {"device_hex", "0000:00:00"},
+                       {"device_info", s.gpu_name}});
+  nlohmann::json results = nlohmann::json::array();
+  for (const calibrate::Point& p : s.points) {
+    const double us = p.seconds * 1e6;
+    const nlohmann::json t = {{"time", us},
+                              {"alg_bw", p.bytes / p.seconds / 1e9},
+                              {"bus_bw", p.busbw / 1e9},
+                              {"nwrong", nwrong}};
+    results.push_back({{"size", p.bytes},
+                       {"count", p.bytes / 4},
+                       {"type", "float"},
+                       {"redop", "sum"},
+                       {"root", "    -1"},
+                       {"out_of_place", t},
+                       {"in_place", t},
+                       {"actual_iterations", 20},
+                       {"experiment_name", ""}});
+  }
+  return {
+      {"version", 1},
+      {"start_time", "2025-01-01 00:00:00"},
+      {"args", {"./build/all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-J", "out.json"}},
+      {"env", nlohmann::json::array()},
+      {"nccl_version", 22703},
+      {"config",
+       {{"nthreads", 1}, {"ngpus", gpus_per_process}, {"minimum_bytes", 8}, {"devices", devices}}},
+      {"results", results},
+      {"end_time", "2025-01-01 00:01:00"}};
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests -J JSON: the same sweep as the text table", "[calibrate]") {
+  // No public -J file was found; the public 2 × 8 H100 log is written in -J's layout.
+  const calibrate::Sweep text = parse("a3mega-h100-2x8-all_reduce.txt");
+  for (int gpus_per_process : {1, 8}) {
+    INFO("gpus per process " << gpus_per_process);
+    const calibrate::Sweep json =
+        calibrate::parse_nccl_tests(as_json_output(text, gpus_per_process).dump(1), "run.json", {});
+    CHECK(json.kind == CollKind::all_reduce);
+    CHECK(json.ranks == 16);
+    CHECK(json.nodes == 2);
+    CHECK(json.hosts == text.hosts);
+    CHECK(json.gpu_name == "NVIDIA H100 80GB HBM3");
+    REQUIRE(json.points.size() == text.points.size());
+    for (std::size_t i = 0; i < json.points.size(); ++i) {
+      CHECK(json.points[i].bytes == text.points[i].bytes);
+      CHECK(json.points[i].seconds == Approx(text.points[i].seconds).epsilon(1e-12));
+    }
+    const calibrate::Fit a = calibrate::fit_sweep(json), b = calibrate::fit_sweep(text);
+    CHECK(a.busbw == Approx(b.busbw).epsilon(1e-12));
+    CHECK(a.alpha_s == Approx(b.alpha_s).epsilon(1e-12));
+  }
+  // Wrong results, a file that is not -J output, a broken file: located errors.
+  auto error_of = [](const std::string& t) {
+    try {
+      calibrate::parse_nccl_tests(t, "run.json", {});
+    } catch (const config::ConfigError& e) {
+      return e.diagnostics().front().to_string();
+    }
+    return std::string();
+  };
+  CHECK_THAT(error_of(as_json_output(text, 1, 3).dump()),
+             Catch::Contains("results/0: 3 wrong elements"));
+  CHECK_THAT(error_of("{\"version\": 1}"), Catch::Contains("without a \"results\" list"));
+  CHECK_THAT(error_of("{\"results\": [1, 2"), Catch::Contains("not valid JSON"));
+  CHECK_THAT(error_of("{\"results\": [{\"size\": 8}]}"),
+             Catch::Contains("results/0: neither out_of_place nor in_place"));
+  // Through the command: the profile is the text log's.
+  const std::string path = temp_path("run-all_reduce.json");
+  {
+    std::ofstream f(path);
+    f << as_json_output(text, 1).dump(1);
+  }
+  const auto r = test::run_cli({"calibrate", "import", path});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("inter_node_bandwidth = \"41.32 GB/s\""));
+  std::filesystem::remove(path);
+}
