@@ -356,6 +356,7 @@ class NcclBackend : public Backend {
   }
   std::unique_ptr<Group> split(int color, int key) override {
     ncclComm_t c = nullptr;
+    const double before = free_bytes();
     nccl(api().ncclCommSplit(m_world, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &c, nullptr),
          "ncclCommSplit");
     if (!c) return nullptr;
@@ -363,6 +364,7 @@ class NcclBackend : public Backend {
     int r = 0, n = 0;
     nccl(api().ncclCommUserRank(c, &r), "ncclCommUserRank");
     nccl(api().ncclCommCount(c, &n), "ncclCommCount");
+    m_split_init.emplace_back(n, before - free_bytes());
     return std::make_unique<NcclGroup>(c, r, n, m_stream, m_buffers);
   }
   std::unique_ptr<Group> world() override {
@@ -398,6 +400,11 @@ class NcclBackend : public Backend {
     r.measurements.push_back(
         {"nccl_world_first_use", m_nccl_first_use, "bytes",
          "free memory taken by the first all-reduce (peer connections and their buffers)"});
+    for (std::size_t i = 0; i < m_split_init.size(); ++i)
+      r.measurements.push_back(
+          {fmt::format("nccl_split_init_{}", i + 1), m_split_init[i].second, "bytes",
+           fmt::format("free memory taken by ncclCommSplit of a group of {} ranks",
+                       m_split_init[i].first)});
     r.measurements.push_back(
         {"nccl_buffers_after_sweep", m_after_context - free_bytes() - m_buffers.bytes * 2, "bytes",
          "free memory taken after every sweep, less the message buffers: the communicators' "
@@ -621,6 +628,7 @@ class NcclBackend : public Backend {
   std::string m_name;
   double m_total = 0, m_after_context = 0, m_granularity = 0;
   double m_nccl_init = 0, m_nccl_first_use = 0;
+  std::vector<std::pair<int, double>> m_split_init;  // group size, bytes
   cudaStream_t m_stream = nullptr;
   ncclComm_t m_world = nullptr;
   std::vector<ncclComm_t> m_comms;
