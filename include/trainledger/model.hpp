@@ -7,9 +7,14 @@
 namespace trainledger {
 
 enum class FfnAct { swiglu, geglu, gelu, relu };
-enum class NormKind { rmsnorm, layernorm };
-// Which linear layers carry biases: none (Llama), q/k/v only (Qwen2), every linear (GPT-2).
-enum class BiasKind { none, qkv, all };
+// rmsnorm (a weight), layernorm (weight and bias), none: a LayerNorm without parameters (OLMo).
+enum class NormKind { rmsnorm, layernorm, none };
+// Which linear layers carry biases: none (Llama), q/k/v only (Qwen2), the MLP's only (GPT-J),
+// every linear (GPT-2).
+enum class BiasKind { none, qkv, mlp, all };
+// Norms on the queries and keys: none, per head (Qwen3, Gemma 3: a head_dim weight each) or over
+// all heads (OLMo 2: weights of heads × head_dim and kv_heads × head_dim).
+enum class QkNorm { none, head, full };
 
 struct ModelSpec {
   std::string name;
@@ -38,15 +43,36 @@ struct ModelSpec {
   int experts_per_token = 0;
   int expert_ffn = 0;
   int shared_experts = 0;
+  int shared_expert_ffn = 0;        // width of one shared expert; 0: expert_ffn
+  bool shared_expert_gate = false;  // Qwen2-MoE: a sigmoid gate (h × 1) on the shared expert
+  bool router_bias = false;         // DeepSeek-V3: a score-correction bias per routed expert
+  int dense_layers = 0;             // MoE: the first layers have a dense MLP of width ffn
+  QkNorm qk_norm = QkNorm::none;
+  bool lm_head_bias = false;  // GPT-J, Phi-2
+  // Multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank > 0): queries through a rank
+  // q_lora_rank bottleneck (0: a full h × heads·(nope + rope) matrix), keys and values from a
+  // shared latent of kv_lora_rank plus one rope key of qk_rope_head_dim per token.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
 };
 
 bool is_gated(FfnAct a);
 bool is_moe(const ModelSpec& m);
+bool is_mla(const ModelSpec& m);
+// Layers with routed experts (all but the dense first ones) and with a dense MLP.
+int moe_layers(const ModelSpec& m);
+int dense_mlp_layers(const ModelSpec& m);
+int shared_ffn(const ModelSpec& m);
 
 // Parameters of one transformer layer, split by how tensor parallelism treats them.
 struct LayerParams {
-  double attn_matrix = 0;    // q, k, v, o weights
+  double attn_matrix = 0;    // q, k, v, o weights split by tp (MLA: the up-projections and o)
   double kv_matrix = 0;      // the k and v part of attn_matrix (replicated when tp > kv_heads)
+  double latent_matrix = 0;  // MLA's down-projections to the latents: replicated under tp
+  double shared_matrix = 0;  // MoE shared experts: split by tp, not by ep
   double col_bias = 0;       // q and MLP-in biases: split by tp (column-parallel)
   double kv_bias = 0;        // k and v biases: split like kv_matrix
   double row_bias = 0;       // o and MLP-out biases: replicated under tp (row-parallel)
@@ -55,7 +81,8 @@ struct LayerParams {
   double router = 0;         // MoE router, replicated
   double norm = 0;           // norm weights and biases, replicated
   double total() const {
-    return attn_matrix + col_bias + kv_bias + row_bias + mlp_matrix + expert_matrix + router + norm;
+    return attn_matrix + latent_matrix + col_bias + kv_bias + row_bias + mlp_matrix +
+           shared_matrix + expert_matrix + router + norm;
   }
 };
 
@@ -65,15 +92,21 @@ struct EdgeParams {
   double positions = 0;       // P × h learned positions
   double embedding_norm = 0;  // BLOOM
   double final_norm = 0;
-  double lm_head = 0;  // 0 when tied
+  double lm_head = 0;       // 0 when tied
+  double lm_head_bias = 0;  // V (GPT-J, Phi-2)
 };
 
-LayerParams layer_params(const ModelSpec& m);
+// One layer: with routed experts (`moe`) or with a dense MLP (a dense model's layers, a MoE
+// model's first dense_layers).
+LayerParams layer_params(const ModelSpec& m, bool moe);
+LayerParams layer_params(const ModelSpec& m);  // the model's typical layer (MoE when it is one)
 EdgeParams edge_params(const ModelSpec& m);
 // Exact total parameter count (for a count-only model, its given count).
 double total_params(const ModelSpec& m);
 // Parameters used per token (MoE: only the active experts).
 double active_params(const ModelSpec& m);
+// The query/key head dimension (MLA: nope + rope) and the value head dimension.
 int head_dim(const ModelSpec& m);
+int v_head_dim(const ModelSpec& m);
 
 }  // namespace trainledger

@@ -193,6 +193,7 @@ std::string_view to_string(LoraTarget t);
 std::string_view to_string(FfnAct a);
 std::string_view to_string(NormKind n);
 std::string_view to_string(BiasKind b);
+std::string_view to_string(QkNorm q);
 std::string_view to_string(Loss l);
 std::string_view to_string(CheckpointFormat f);
 std::string_view to_string(Framework f);
@@ -227,11 +228,14 @@ constexpr std::array<LoraTarget, 7> all_values(LoraTarget) {
 constexpr std::array<FfnAct, 4> all_values(FfnAct) {
   return {FfnAct::swiglu, FfnAct::geglu, FfnAct::gelu, FfnAct::relu};
 }
-constexpr std::array<NormKind, 2> all_values(NormKind) {
-  return {NormKind::rmsnorm, NormKind::layernorm};
+constexpr std::array<NormKind, 3> all_values(NormKind) {
+  return {NormKind::rmsnorm, NormKind::layernorm, NormKind::none};
 }
-constexpr std::array<BiasKind, 3> all_values(BiasKind) {
-  return {BiasKind::none, BiasKind::qkv, BiasKind::all};
+constexpr std::array<BiasKind, 4> all_values(BiasKind) {
+  return {BiasKind::none, BiasKind::qkv, BiasKind::mlp, BiasKind::all};
+}
+constexpr std::array<QkNorm, 3> all_values(QkNorm) {
+  return {QkNorm::none, QkNorm::head, QkNorm::full};
 }
 constexpr std::array<Loss, 3> all_values(Loss) {
   return {Loss::standard, Loss::chunked, Loss::fused};

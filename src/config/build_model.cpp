@@ -30,10 +30,30 @@ void check_shape(const Reader& in, const ModelSpec& m) {
                            m.experts_per_token, m.experts));
     if (m.expert_ffn < 1)
       in.error("model.expert_ffn", "model.expert_ffn must be given for a MoE model (experts > 0)");
-  } else if (m.experts_per_token > 0 || m.expert_ffn > 0 || m.shared_experts > 0) {
+    if (m.dense_layers >= m.layers)
+      in.error("model.dense_layers",
+               fmt::format("model.dense_layers ({}) must be fewer than model.layers ({})",
+                           m.dense_layers, m.layers));
+    if (m.shared_experts == 0 && (m.shared_expert_ffn > 0 || m.shared_expert_gate))
+      in.error(m.shared_expert_gate ? "model.shared_expert_gate" : "model.shared_expert_ffn",
+               "a shared expert's width or gate needs model.shared_experts > 0");
+  } else if (m.experts_per_token > 0 || m.expert_ffn > 0 || m.shared_experts > 0 ||
+             m.dense_layers > 0 || m.router_bias || m.shared_expert_ffn > 0 ||
+             m.shared_expert_gate) {
     in.error("model.experts",
-             "model.experts must be > 0 when experts_per_token, expert_ffn or "
-             "shared_experts are given");
+             "model.experts must be > 0 when experts_per_token, expert_ffn, shared_experts, "
+             "shared_expert_ffn, shared_expert_gate, dense_layers or router_bias are given");
+  }
+  if (m.kv_lora_rank > 0) {
+    if (m.qk_rope_head_dim < 1 || m.v_head_dim < 1 || m.qk_nope_head_dim < 1)
+      in.error("model.kv_lora_rank",
+               "multi-head latent attention (model.kv_lora_rank > 0) needs model.qk_nope_head_dim, "
+               "qk_rope_head_dim and v_head_dim");
+  } else if (m.q_lora_rank > 0 || m.qk_nope_head_dim > 0 || m.qk_rope_head_dim > 0 ||
+             m.v_head_dim > 0) {
+    in.error("model.kv_lora_rank",
+             "model.q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim describe "
+             "multi-head latent attention: give model.kv_lora_rank too");
   }
   const double n = total_params(m);
   if (!(n <= 1e15)) {
@@ -90,6 +110,19 @@ ModelSpec build_model(const Resolution& r, std::vector<Diagnostic>& errors) {
   m.experts_per_token = static_cast<int>(in.integer("model.experts_per_token"));
   m.expert_ffn = static_cast<int>(in.integer("model.expert_ffn"));
   m.shared_experts = static_cast<int>(in.integer("model.shared_experts"));
+  m.shared_expert_ffn = static_cast<int>(in.integer("model.shared_expert_ffn"));
+  m.shared_expert_gate = in.boolean("model.shared_expert_gate");
+  m.router_bias = in.boolean("model.router_bias");
+  m.dense_layers = static_cast<int>(in.integer("model.dense_layers"));
+  m.qk_norm = from_string(in.text("model.qk_norm"), QkNorm::none);
+  m.lm_head_bias = in.boolean("model.lm_head_bias");
+  m.q_lora_rank = static_cast<int>(in.integer("model.q_lora_rank"));
+  m.kv_lora_rank = static_cast<int>(in.integer("model.kv_lora_rank"));
+  m.qk_nope_head_dim = static_cast<int>(in.integer("model.qk_nope_head_dim"));
+  m.qk_rope_head_dim = static_cast<int>(in.integer("model.qk_rope_head_dim"));
+  m.v_head_dim = static_cast<int>(in.integer("model.v_head_dim"));
+  // MLA has no grouped key/value heads: every head has its own keys and values.
+  if (m.kv_lora_rank > 0) m.kv_heads = m.heads;
   if (m.name.empty()) m.name = "custom model";
   check_shape(in, m);
   return m;

@@ -28,7 +28,12 @@ std::string toml_string(const std::string& s) {
   return out + "\"";
 }
 
-std::string gbps(double bytes_per_s) { return fmt::format("{:.2f} GB/s", bytes_per_s / 1e9); }
+// Four significant digits in GB/s, MB/s or kB/s (a slow link must not round to zero).
+std::string gbps(double bytes_per_s) {
+  if (bytes_per_s >= 1e9) return fmt::format("{:.2f} GB/s", bytes_per_s / 1e9);
+  if (bytes_per_s >= 1e6) return fmt::format("{:.2f} MB/s", bytes_per_s / 1e6);
+  return fmt::format("{:.2f} kB/s", std::max(bytes_per_s, 10.0) / 1e3);
+}
 std::string micros(double s) { return fmt::format("{:.2f} us", s * 1e6); }
 
 }  // namespace

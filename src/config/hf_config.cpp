@@ -1,7 +1,15 @@
-// Hugging Face config.json → model settings. Key names per model_type follow the
-// transformers configuration classes (LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config,
-// Gemma2Config, GPT2Config, GPTNeoXConfig, BloomConfig); docs/config.md#hf_config.
+// Hugging Face config.json → model settings. Key names per model_type follow the transformers
+// configuration classes and modeling code (LlamaConfig, MistralConfig, MixtralConfig,
+// Qwen2Config, Qwen2MoeConfig, Qwen3Config, Qwen3MoeConfig, DeepseekV2Config,
+// DeepseekV3Config, GemmaConfig, Gemma2Config, Gemma3TextConfig, PhiConfig, Phi3Config,
+// Starcoder2Config, FalconConfig, GPTJConfig, GPTNeoXConfig, OlmoConfig, Olmo2Config,
+// BloomConfig, GPT2Config); docs/config.md#hf_config. A model_type not listed, or a key that
+// changes the architecture in a way the reader does not model, is an error naming it.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
 
 #include "files.hpp"
 #include "resolve.hpp"
@@ -9,18 +17,6 @@
 namespace trainledger::config {
 
 namespace {
-
-struct Mapping {
-  std::string key;                     // model.<key>
-  std::vector<std::string> json_keys;  // first one present wins
-};
-
-struct Family {
-  std::vector<std::string> types;  // model_type values
-  std::vector<Mapping> required;
-  std::vector<Mapping> optional;
-  std::vector<std::pair<std::string, Value>> fixed;  // set by the architecture
-};
 
 Value str(const std::string& s) {
   Value v;
@@ -43,88 +39,414 @@ Value boolean(bool b) {
   return v;
 }
 
-const std::vector<Family>& families() {
-  static const std::vector<Family> f = {
-      {{"llama", "mistral", "qwen2", "mixtral"},
-       {{"layers", {"num_hidden_layers"}},
-        {"hidden", {"hidden_size"}},
-        {"heads", {"num_attention_heads"}},
-        {"ffn", {"intermediate_size"}},
-        {"vocab", {"vocab_size"}}},
-       {{"kv_heads", {"num_key_value_heads"}},
-        {"head_dim", {"head_dim"}},
-        {"tied_embeddings", {"tie_word_embeddings"}}},
-       {{"norm", str("rmsnorm")}, {"ffn_act", str("swiglu")}}},
-      {{"gemma2"},
-       {{"layers", {"num_hidden_layers"}},
-        {"hidden", {"hidden_size"}},
-        {"heads", {"num_attention_heads"}},
-        {"ffn", {"intermediate_size"}},
-        {"vocab", {"vocab_size"}}},
-       {{"kv_heads", {"num_key_value_heads"}}, {"head_dim", {"head_dim"}}},
-       {{"norm", str("rmsnorm")},
-        {"ffn_act", str("geglu")},
-        {"tied_embeddings", boolean(true)},
-        {"norms_per_layer", integer(4)}}},
-      {{"gpt2"},
-       {{"layers", {"n_layer"}},
-        {"hidden", {"n_embd"}},
-        {"heads", {"n_head"}},
-        {"vocab", {"vocab_size"}},
-        {"position_embeddings", {"n_positions"}}},
-       {{"ffn", {"n_inner"}}},
-       {{"norm", str("layernorm")},
-        {"ffn_act", str("gelu")},
-        {"bias", str("all")},
-        {"tied_embeddings", boolean(true)}}},
-      {{"gpt_neox"},
-       {{"layers", {"num_hidden_layers"}},
-        {"hidden", {"hidden_size"}},
-        {"heads", {"num_attention_heads"}},
-        {"ffn", {"intermediate_size"}},
-        {"vocab", {"vocab_size"}}},
-       {{"tied_embeddings", {"tie_word_embeddings"}}},
-       {{"norm", str("layernorm")}, {"ffn_act", str("gelu")}, {"bias", str("all")}}},
-      {{"bloom"},
-       {{"layers", {"n_layer", "num_hidden_layers"}},
-        {"hidden", {"hidden_size", "n_embed"}},
-        {"heads", {"n_head", "num_attention_heads"}},
-        {"vocab", {"vocab_size"}}},
-       {},
-       {{"norm", str("layernorm")},
-        {"ffn_act", str("gelu")},
-        {"bias", str("all")},
-        {"embedding_norm", boolean(true)},
-        {"tied_embeddings", boolean(true)}}},
-  };
-  return f;
-}
-
 const Value* field(const Value& doc, const std::string& key) {
   for (const auto& [k, v] : doc.fields)
     if (k == key && v.type != Value::Type::other) return &v;
   return nullptr;
 }
 
-std::string supported_types() {
-  std::string s;
-  for (const Family& f : families())
-    for (const std::string& t : f.types) s += (s.empty() ? "" : ", ") + t;
-  return s;
+// Keys that change the architecture: present with a value that matters and not read by the
+// model_type's reader, they are an error (never a silent dense Llama).
+const char* const k_architecture_keys[] = {"num_experts",
+                                           "num_local_experts",
+                                           "n_routed_experts",
+                                           "moe_intermediate_size",
+                                           "num_experts_per_tok",
+                                           "n_shared_experts",
+                                           "shared_expert_intermediate_size",
+                                           "kv_lora_rank",
+                                           "q_lora_rank",
+                                           "qk_nope_head_dim",
+                                           "qk_rope_head_dim",
+                                           "v_head_dim",
+                                           "first_k_dense_replace",
+                                           "moe_layer_freq",
+                                           "decoder_sparse_step",
+                                           "mlp_only_layers",
+                                           "interleave_moe_layer_step",
+                                           "intermediate_size_mlp",
+                                           "parallel_attn",
+                                           "new_decoder_architecture",
+                                           "multi_query",
+                                           "attention_bias",
+                                           "mlp_bias",
+                                           "use_bias",
+                                           "bias",
+                                           "qk_layernorm",
+                                           "use_qk_norm",
+                                           "num_kv_heads",
+                                           "n_head_kv",
+                                           "num_nextn_predict_layers",
+                                           "alibi",
+                                           "moe_every_k_layers"};
+
+// Whether a value means "the feature is on": true, a non-zero number, a non-empty list or text.
+bool matters(const Value& v) {
+  switch (v.type) {
+    case Value::Type::boolean:
+      return v.boolean;
+    case Value::Type::integer:
+      return v.integer != 0;
+    case Value::Type::floating:
+      return v.floating != 0;
+    case Value::Type::string:
+      return !v.string.empty();
+    case Value::Type::array:
+      return !v.items.empty();
+    case Value::Type::table:
+      return !v.fields.empty();
+    case Value::Type::other:
+      break;
+  }
+  return false;
 }
 
-void set(SettingMap& out, const std::string& key, Value v, const Origin& origin,
-         std::vector<Diagnostic>& errors) {
-  const KeySpec* spec = find_key("model", key);
-  v.origin = origin;
-  if (auto s = to_setting(*spec, v, errors)) out[spec->full_name()] = *s;
+// One config.json (or its text_config) read into model settings.
+class Cfg {
+ public:
+  Cfg(const Value& doc, std::string path, std::string type, SettingMap& out,
+      std::vector<Diagnostic>& errors)
+      : m_doc(doc),
+        m_path(std::move(path)),
+        m_type(std::move(type)),
+        m_out(out),
+        m_errors(errors) {}
+
+  const std::string& type() const { return m_type; }
+  Origin origin() const { return Origin{m_path, 0, 0, "hf_config"}; }
+
+  // The first of `keys` present (marked read), or nullptr.
+  const Value* get(std::initializer_list<const char*> keys) {
+    for (const char* k : keys) {
+      m_read.insert(k);
+      if (const Value* v = field(m_doc, k)) return v;
+    }
+    return nullptr;
+  }
+  // model.<key> from the first of `keys`; an error when none is there.
+  void need(const char* key, std::initializer_list<const char*> keys) {
+    if (const Value* v = get(keys)) {
+      set(key, *v, v->origin);
+    } else {
+      m_missing.push_back(*keys.begin());
+    }
+  }
+  // model.<key> from the first of `keys` when one is there.
+  bool opt(const char* key, std::initializer_list<const char*> keys) {
+    if (const Value* v = get(keys)) {
+      set(key, *v, v->origin);
+      return true;
+    }
+    return false;
+  }
+  // model.<key> from `json_key`, else the configuration class's default (what transformers
+  // reads from the same file).
+  void need_or(const char* key, const char* json_key, std::int64_t fallback) {
+    if (const Value* v = get({json_key})) {
+      set(key, *v, v->origin);
+    } else {
+      Origin o = origin();
+      o.file += fmt::format("#(default {} = {})", json_key, fallback);
+      set(key, integer(fallback), o);
+    }
+  }
+  // model.<key> fixed by the architecture.
+  void fix(const char* key, const Value& v) {
+    if (!m_out.count(std::string("model.") + key)) set(key, v, origin());
+  }
+  void set(const char* key, Value v, const Origin& at) {
+    const KeySpec* spec = find_key("model", key);
+    v.origin = at;
+    if (auto s = to_setting(*spec, v, m_errors)) m_out[spec->full_name()] = *s;
+  }
+  bool flag(const char* key, bool fallback = false) {
+    const Value* v = get({key});
+    return v && v->type == Value::Type::boolean ? v->boolean : fallback;
+  }
+  std::int64_t number(const char* key, std::int64_t fallback) {
+    const Value* v = get({key});
+    return v && v->type == Value::Type::integer ? v->integer : fallback;
+  }
+  std::string text(const char* key) {
+    const Value* v = get({key});
+    return v && v->type == Value::Type::string ? v->string : "";
+  }
+  // A feature the planner does not model: an error naming the key.
+  void refuse(const char* key, const std::string& why) {
+    m_read.insert(key);
+    const Value* v = field(m_doc, key);
+    m_errors.push_back(Diagnostic{
+        v ? v->origin : origin(),
+        fmt::format("model_type \"{}\": {} = {}: {}", m_type, key, v ? v->to_text() : "?", why)});
+  }
+  // Errors for what is missing and for architecture keys nobody read.
+  void finish() {
+    if (!m_missing.empty())
+      m_errors.push_back(Diagnostic{origin(), fmt::format("model_type \"{}\": missing {}", m_type,
+                                                          fmt::join(m_missing, ", "))});
+    for (const char* k : k_architecture_keys) {
+      if (m_read.count(k)) continue;
+      const Value* v = field(m_doc, k);
+      if (v && matters(*v))
+        m_errors.push_back(Diagnostic{
+            v->origin,
+            fmt::format("model_type \"{}\": {} = {} changes the architecture in a way the "
+                        "planner does not read for this model type",
+                        m_type, k, v->to_text())});
+    }
+  }
+
+ private:
+  const Value& m_doc;
+  std::string m_path;
+  std::string m_type;
+  SettingMap& m_out;
+  std::vector<Diagnostic>& m_errors;
+  std::set<std::string> m_read;
+  std::vector<std::string> m_missing;
+};
+
+// The MLP activation from hidden_act / hidden_activation: gated for the Llama family (silu →
+// swiglu, gelu → geglu).
+void gated_act(Cfg& c, const char* fallback) {
+  std::string act = c.text("hidden_activation");
+  if (act.empty()) act = c.text("hidden_act");
+  if (act.empty()) act = fallback;
+  if (act == "silu" || act == "swish") {
+    c.fix("ffn_act", str("swiglu"));
+  } else if (act.rfind("gelu", 0) == 0) {
+    c.fix("ffn_act", str("geglu"));
+  } else {
+    c.refuse("hidden_act", "a gated MLP with this activation is not modelled (silu, gelu)");
+  }
+}
+
+// The Llama-style decoder most types share: RMSNorm, a gated MLP, rotary positions.
+void llama_like(Cfg& c) {
+  c.need("layers", {"num_hidden_layers"});
+  c.need("hidden", {"hidden_size"});
+  c.need("heads", {"num_attention_heads"});
+  c.need("ffn", {"intermediate_size"});
+  c.need("vocab", {"vocab_size"});
+  c.opt("kv_heads", {"num_key_value_heads"});
+  c.opt("head_dim", {"head_dim"});
+  c.opt("tied_embeddings", {"tie_word_embeddings"});
+  c.fix("norm", str("rmsnorm"));
+  gated_act(c, "silu");
+  if (c.flag("attention_bias"))
+    c.refuse("attention_bias", "biases on q, k, v and o are not modelled for this model type");
+  if (c.flag("mlp_bias")) c.refuse("mlp_bias", "biases on the MLP are not modelled here");
+}
+
+void mixture(Cfg& c, std::initializer_list<const char*> experts, const char* expert_ffn) {
+  c.need("experts", experts);
+  c.need("experts_per_token", {"num_experts_per_tok"});
+  c.need("expert_ffn", {expert_ffn});
+  // Every layer has experts: other layouts are not modelled.
+  if (c.number("decoder_sparse_step", 1) != 1)
+    c.refuse("decoder_sparse_step", "MoE layers interleaved with dense ones are not modelled");
+  if (const Value* v = c.get({"mlp_only_layers"}); v && matters(*v))
+    c.refuse("mlp_only_layers", "dense layers among the MoE layers are not modelled");
+}
+
+void read_type(Cfg& c, std::vector<std::string>& warnings) {
+  const std::string& t = c.type();
+  if (t == "llama" || t == "mistral" || t == "phi3") {
+    llama_like(c);
+    c.get({"sliding_window"});
+  } else if (t == "mixtral") {
+    llama_like(c);
+    mixture(c, {"num_local_experts"}, "intermediate_size");
+  } else if (t == "qwen2") {
+    llama_like(c);
+    c.fix("bias", str("qkv"));
+  } else if (t == "qwen2_moe") {
+    llama_like(c);
+    c.fix("bias", str("qkv"));
+    mixture(c, {"num_experts"}, "moe_intermediate_size");
+    if (c.opt("shared_expert_ffn", {"shared_expert_intermediate_size"})) {
+      c.fix("shared_experts", integer(1));
+      c.fix("shared_expert_gate", boolean(true));
+    }
+  } else if (t == "qwen3") {
+    llama_like(c);
+    c.fix("qk_norm", str("head"));
+  } else if (t == "qwen3_moe") {
+    llama_like(c);
+    c.fix("qk_norm", str("head"));
+    mixture(c, {"num_experts"}, "moe_intermediate_size");
+  } else if (t == "deepseek_v2" || t == "deepseek_v3") {
+    llama_like(c);
+    c.opt("q_lora_rank", {"q_lora_rank"});
+    c.need("kv_lora_rank", {"kv_lora_rank"});
+    c.need("qk_nope_head_dim", {"qk_nope_head_dim"});
+    c.need("qk_rope_head_dim", {"qk_rope_head_dim"});
+    c.need("v_head_dim", {"v_head_dim"});
+    if (c.get({"n_routed_experts"})) {
+      c.need("experts", {"n_routed_experts"});
+      c.need("experts_per_token", {"num_experts_per_tok"});
+      c.need("expert_ffn", {"moe_intermediate_size"});
+      c.opt("shared_experts", {"n_shared_experts"});
+      c.opt("dense_layers", {"first_k_dense_replace"});
+      if (c.number("moe_layer_freq", 1) != 1)
+        c.refuse("moe_layer_freq", "MoE layers interleaved with dense ones are not modelled");
+      // DeepSeek-V3's aux-loss-free routing adds e_score_correction_bias per expert.
+      if (c.text("topk_method") == "noaux_tc") c.fix("router_bias", boolean(true));
+    }
+    if (const std::int64_t mtp = c.number("num_nextn_predict_layers", 0); mtp > 0)
+      warnings.push_back(fmt::format(
+          "{}: num_nextn_predict_layers = {}: the multi-token-prediction module is not counted "
+          "(DeepSeek's published counts exclude it too; training it adds one MoE layer and an "
+          "h × 2h projection per module)",
+          c.origin().file, mtp));
+  } else if (t == "gemma3_text") {
+    // Gemma3TextConfig's defaults fill what a config.json leaves out (Gemma 3 4B-27B write
+    // only what differs from them).
+    c.need_or("layers", "num_hidden_layers", 26);
+    c.need_or("hidden", "hidden_size", 2304);
+    c.need_or("heads", "num_attention_heads", 8);
+    c.need_or("kv_heads", "num_key_value_heads", 4);
+    c.need_or("head_dim", "head_dim", 256);
+    c.need_or("ffn", "intermediate_size", 9216);
+    c.need_or("vocab", "vocab_size", 262208);
+    c.fix("tied_embeddings", boolean(true));
+    c.fix("norm", str("rmsnorm"));
+    gated_act(c, "gelu_pytorch_tanh");
+    c.fix("norms_per_layer", integer(4));
+    c.fix("qk_norm", str("head"));
+    c.get({"sliding_window"});
+    if (c.flag("attention_bias"))
+      c.refuse("attention_bias", "biases on q, k, v and o are not modelled for this model type");
+  } else if (t == "gemma" || t == "gemma2") {
+    llama_like(c);
+    c.fix("tied_embeddings", boolean(true));
+    if (t == "gemma2") c.fix("norms_per_layer", integer(4));  // pre and post norms
+    c.get({"sliding_window"});
+  } else if (t == "olmo") {
+    llama_like(c);
+    c.set("norm", str("none"), c.origin());  // a LayerNorm without parameters
+  } else if (t == "olmo2") {
+    llama_like(c);
+    c.fix("qk_norm", str("full"));
+  } else if (t == "starcoder2") {
+    c.need("layers", {"num_hidden_layers"});
+    c.need("hidden", {"hidden_size"});
+    c.need("heads", {"num_attention_heads"});
+    c.need("ffn", {"intermediate_size"});
+    c.need("vocab", {"vocab_size"});
+    c.opt("kv_heads", {"num_key_value_heads"});
+    c.fix("tied_embeddings", boolean(c.flag("tie_word_embeddings", true)));
+    c.fix("norm", str("layernorm"));
+    c.fix("ffn_act", str("gelu"));
+    c.fix("bias", str(c.flag("use_bias", true) ? "all" : "none"));
+    c.get({"sliding_window"});
+  } else if (t == "phi") {
+    // Phi-1/1.5/2: one LayerNorm before parallel attention and MLP; biases everywhere,
+    // the LM head's too (modeling_phi.py).
+    c.need("layers", {"num_hidden_layers"});
+    c.need("hidden", {"hidden_size"});
+    c.need("heads", {"num_attention_heads"});
+    c.need("ffn", {"intermediate_size"});
+    c.need("vocab", {"vocab_size"});
+    c.opt("kv_heads", {"num_key_value_heads"});
+    c.fix("tied_embeddings", boolean(c.flag("tie_word_embeddings", false)));
+    if (c.flag("qk_layernorm")) c.refuse("qk_layernorm", "Phi's q/k LayerNorms are not modelled");
+    c.fix("norm", str("layernorm"));
+    c.fix("norms_per_layer", integer(1));
+    c.fix("ffn_act", str("gelu"));
+    c.fix("bias", str("all"));
+    c.fix("lm_head_bias", boolean(true));
+  } else if (t == "gptj") {
+    // GPT-J: one LayerNorm before parallel attention and MLP; no attention biases; the MLP and
+    // the LM head have biases (modeling_gptj.py).
+    c.need("layers", {"n_layer"});
+    c.need("hidden", {"n_embd"});
+    c.need("heads", {"n_head"});
+    c.need("vocab", {"vocab_size"});
+    c.opt("ffn", {"n_inner"});
+    c.fix("tied_embeddings", boolean(c.flag("tie_word_embeddings", false)));
+    c.fix("norm", str("layernorm"));
+    c.fix("norms_per_layer", integer(1));
+    c.fix("ffn_act", str("gelu"));
+    c.fix("bias", str("mlp"));
+    c.fix("lm_head_bias", boolean(true));
+  } else if (t == "falcon") {
+    // Falcon (modeling_falcon.py): parallel attention and MLP; multi-query (7B) or grouped
+    // heads with two norms per layer (new_decoder_architecture: 40B, 180B); MLP 4h.
+    c.need("layers", {"num_hidden_layers", "n_layer"});
+    c.need("hidden", {"hidden_size"});
+    c.need("heads", {"num_attention_heads", "n_head"});
+    c.need("vocab", {"vocab_size"});
+    c.opt("ffn", {"ffn_hidden_size"});
+    const bool new_arch = c.flag("new_decoder_architecture");
+    if (new_arch) {
+      c.need("kv_heads", {"num_kv_heads", "n_head_kv"});
+      c.fix("norms_per_layer", integer(c.number("num_ln_in_parallel_attn", 2)));
+    } else {
+      if (c.flag("multi_query", true))
+        c.fix("kv_heads", integer(1));
+      else
+        c.get({"num_kv_heads", "n_head_kv"});
+      if (!c.flag("parallel_attn", true))
+        c.fix("norms_per_layer", integer(2));
+      else
+        c.fix("norms_per_layer", integer(1));
+    }
+    c.fix("tied_embeddings", boolean(c.flag("tie_word_embeddings", true)));
+    c.fix("norm", str("layernorm"));
+    c.fix("ffn_act", str("gelu"));
+    if (c.flag("bias")) c.fix("bias", str("all"));
+    if (c.flag("alibi")) c.get({"alibi"});
+  } else if (t == "gpt2") {
+    c.need("layers", {"n_layer"});
+    c.need("hidden", {"n_embd"});
+    c.need("heads", {"n_head"});
+    c.need("vocab", {"vocab_size"});
+    c.need("position_embeddings", {"n_positions"});
+    c.opt("ffn", {"n_inner"});
+    c.fix("norm", str("layernorm"));
+    c.fix("ffn_act", str("gelu"));
+    c.fix("bias", str("all"));
+    c.fix("tied_embeddings", boolean(true));
+  } else if (t == "gpt_neox") {
+    c.need("layers", {"num_hidden_layers"});
+    c.need("hidden", {"hidden_size"});
+    c.need("heads", {"num_attention_heads"});
+    c.need("ffn", {"intermediate_size"});
+    c.need("vocab", {"vocab_size"});
+    c.opt("tied_embeddings", {"tie_word_embeddings"});
+    c.fix("norm", str("layernorm"));
+    c.fix("ffn_act", str("gelu"));
+    c.fix("bias", str(c.flag("attention_bias", true) ? "all" : "mlp"));
+  } else if (t == "bloom") {
+    c.need("layers", {"n_layer", "num_hidden_layers"});
+    c.need("hidden", {"hidden_size", "n_embed"});
+    c.need("heads", {"n_head", "num_attention_heads"});
+    c.need("vocab", {"vocab_size"});
+    c.fix("norm", str("layernorm"));
+    c.fix("ffn_act", str("gelu"));
+    c.fix("bias", str("all"));
+    c.fix("embedding_norm", boolean(true));
+    c.fix("tied_embeddings", boolean(true));
+  }
+}
+
+const std::vector<std::string>& supported() {
+  static const std::vector<std::string> t = {
+      "llama",       "mistral",     "mixtral",     "qwen2",      "qwen2_moe", "qwen3",
+      "qwen3_moe",   "deepseek_v2", "deepseek_v3", "gemma",      "gemma2",    "gemma3",
+      "gemma3_text", "phi",         "phi3",        "starcoder2", "falcon",    "gptj",
+      "gpt_neox",    "olmo",        "olmo2",       "bloom",      "gpt2"};
+  return t;
 }
 
 }  // namespace
 
+const std::vector<std::string>& hf_model_types() { return supported(); }
+
 SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
                           std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
-                          std::vector<std::string>& guesses) {
+                          std::vector<std::string>& guesses, const std::string& read_as) {
   SettingMap out;
   std::string why;
   const std::optional<std::string> text = read_regular_file(path, k_max_hf_config_bytes, why);
@@ -142,84 +464,58 @@ SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
   }
   const Origin file_origin{path, 0, 0, "hf_config"};
   const Value* type = field(doc, "model_type");
-  const std::string model_type = type && type->type == Value::Type::string ? type->string : "";
-  const Family* family = nullptr;
-  for (const Family& f : families())
-    for (const std::string& t : f.types)
-      if (t == model_type) family = &f;
-  bool generic = false;
-  if (!family) {
-    // Unknown architecture: accept it only if the Llama-style fields are all there.
-    family = &families().front();
-    generic = true;
-  }
-  std::vector<std::string> missing;
-  for (const Mapping& m : family->required) {
-    const Value* v = nullptr;
-    for (const std::string& k : m.json_keys)
-      if (!v) v = field(doc, k);
-    if (!v) {
-      missing.push_back(m.json_keys.front());
-      continue;
+  std::string model_type = type && type->type == Value::Type::string ? type->string : "";
+  // Multimodal wrappers (Gemma 3): the language model's config is nested in text_config.
+  const Value* body = &doc;
+  if (const Value* tc = field(doc, "text_config"); tc && tc->type == Value::Type::table) {
+    const Value* inner = field(*tc, "model_type");
+    if (model_type == "gemma3" || (inner && inner->type == Value::Type::string)) {
+      body = tc;
+      if (inner && inner->type == Value::Type::string) model_type = inner->string;
+      if (model_type == "gemma3") model_type = "gemma3_text";
+      warnings.push_back(fmt::format(
+          "{}: the language model of text_config is planned; the vision tower is not counted",
+          path));
     }
-    set(out, m.key, *v, v->origin, errors);
   }
-  if (!missing.empty()) {
-    std::string list;
-    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
-    const std::string what =
-        generic ? fmt::format("unknown architecture (model_type \"{}\"; supported: {})",
-                              model_type.empty() ? "missing" : model_type, supported_types())
-                : fmt::format("model_type \"{}\"", model_type);
-    errors.push_back(Diagnostic{file_origin, fmt::format("{}: missing {}", what, list)});
+  if (model_type == "gemma3" && body == &doc) model_type = "gemma3_text";
+  const auto& known = supported();
+  const bool listed = std::find(known.begin(), known.end(), model_type) != known.end();
+  std::vector<std::string> unused;
+  std::string as = model_type;
+  if (!listed) {
+    if (read_as.empty()) {
+      errors.push_back(Diagnostic{
+          type ? type->origin : file_origin,
+          fmt::format("model_type \"{}\" is not a supported architecture (supported: {}); if it "
+                      "is a Llama-style decoder, say so with model.hf_arch = \"llama\"",
+                      model_type.empty() ? "(missing)" : model_type, fmt::join(known, ", "))});
+      return {};
+    }
+    as = read_as;
+    warnings.push_back(fmt::format(
+        "{}: model_type \"{}\" is not a known architecture; read as \"{}\" because model.hf_arch "
+        "says so (the planner cannot check it)",
+        path, model_type, read_as));
+    guesses.push_back(warnings.back());
+  } else if (!read_as.empty() && read_as != model_type) {
+    errors.push_back(Diagnostic{
+        asked_at, fmt::format("model.hf_arch = \"{}\" but the config.json's model_type is \"{}\", "
+                              "which the planner reads itself: drop model.hf_arch",
+                              read_as, model_type)});
     return {};
   }
-  if (generic) {
-    warnings.push_back(fmt::format(
-        "{}: model_type \"{}\" is not a known architecture; read as a Llama-style decoder "
-        "(RMSNorm, SwiGLU, no biases)",
-        path, model_type));
-    guesses.push_back(warnings.back());
-  }
-  for (const Mapping& m : family->optional) {
-    for (const std::string& k : m.json_keys) {
-      if (const Value* v = field(doc, k)) {
-        set(out, m.key, *v, v->origin, errors);
-        break;
-      }
-    }
-  }
-  for (const auto& [key, value] : family->fixed) {
-    if (!out.count("model." + key)) set(out, key, value, file_origin, errors);
-  }
-  // GPT-2 (n_inner null) and BLOOM use an MLP of 4h.
-  if ((model_type == "gpt2" || model_type == "bloom") && !out.count("model.ffn") &&
-      out.count("model.hidden")) {
-    set(out, "ffn", integer(4 * std::get<std::int64_t>(out.at("model.hidden").value)), file_origin,
-        errors);
-  }
-  if (model_type == "qwen2") set(out, "bias", str("qkv"), file_origin, errors);
-  if (model_type == "mixtral") {
-    const Value* e = field(doc, "num_local_experts");
-    const Value* k = field(doc, "num_experts_per_tok");
-    const Value* f = field(doc, "intermediate_size");
-    if (e && k && f) {
-      set(out, "experts", *e, e->origin, errors);
-      set(out, "experts_per_token", *k, k->origin, errors);
-      set(out, "expert_ffn", *f, f->origin, errors);
-    } else {
-      errors.push_back(Diagnostic{
-          file_origin, "model_type \"mixtral\": missing num_local_experts or num_experts_per_tok"});
-    }
-  }
-  if (const Value* bias = field(doc, "attention_bias");
-      bias && bias->type == Value::Type::boolean && bias->boolean) {
-    errors.push_back(Diagnostic{
-        bias->origin, "attention_bias = true (biases on q, k, v and o) is not supported"});
-  }
+  Cfg c(*body, path, as, out, errors);
+  const std::size_t before = errors.size();
+  read_type(c, warnings);
+  c.finish();
+  if (errors.size() > before) return {};
+  // GPT-2 (n_inner null), GPT-J, Falcon and BLOOM use an MLP of 4h.
+  if (!out.count("model.ffn") && out.count("model.hidden"))
+    c.set("ffn", integer(4 * std::get<std::int64_t>(out.at("model.hidden").value)), file_origin);
   if (const Value* name = field(doc, "_name_or_path");
       name && name->type == Value::Type::string && !name->string.empty())
-    set(out, "name", *name, name->origin, errors);
+    c.set("name", *name, name->origin);
   return out;
 }
 

@@ -275,8 +275,11 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
       std::error_code ec;
       if (std::filesystem::is_directory(std::filesystem::symlink_status(p, ec))) p /= "config.json";
       const std::size_t before = errors.size();
+      const auto arch = explicit_settings.find("model.hf_arch");
+      const std::string read_as =
+          arch == explicit_settings.end() ? "" : std::get<std::string>(arch->second.value);
       overlay(preset, read_hf_config(p.lexically_normal().string(), hf->second.origin, errors,
-                                     r.warnings, r.guesses));
+                                     r.warnings, r.guesses, read_as));
       // An error inside the config.json also names the plan line that asked for it.
       for (std::size_t i = before; i < errors.size(); ++i)
         if (errors[i].origin.what == "hf_config")
@@ -284,6 +287,10 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
               " (read for model.hf_config at " + hf->second.origin.to_string() + ")";
     }
   }
+  if (const auto arch = explicit_settings.find("model.hf_arch");
+      arch != explicit_settings.end() && hf == explicit_settings.end())
+    errors.push_back(Diagnostic{arch->second.origin,
+                                "model.hf_arch says how to read model.hf_config: give that too"});
   auto gpu = explicit_settings.find("cluster.gpu");
   if (gpu != explicit_settings.end())
     overlay(preset, load_named_preset(gpu->second, "gpus", "cluster", errors));

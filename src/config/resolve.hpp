@@ -31,12 +31,14 @@ std::vector<std::string> embedded_files_under(const std::string& folder);
 SettingMap read_preset(const std::string& path, const std::string& section,
                        std::map<std::string, Value>* meta, std::vector<Diagnostic>& errors);
 
-// Model settings from a Hugging Face config.json.
-// A model_type read as a Llama-style decoder is a guess: its warning goes to `warnings` and
-// `guesses`.
+// Model settings from a Hugging Face config.json. An unlisted model_type is an error unless
+// `read_as` (model.hf_arch) names the architecture to read it as: a guess, whose warning goes to
+// `warnings` and `guesses`.
 SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
                           std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
-                          std::vector<std::string>& guesses);
+                          std::vector<std::string>& guesses, const std::string& read_as = "");
+// The config.json model_type values the planner reads.
+const std::vector<std::string>& hf_model_types();
 
 // The measured plan keys of a calibration profile's [cluster] table (origin "calibration");
 // its [profile] gpu_name in `gpu_name`. Keys a profile may not set are errors.

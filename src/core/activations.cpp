@@ -111,10 +111,17 @@ void attention_tensors(const PlanInput& in, Tensors& out) {
   SavedTensor k = tensor("k", T * kv * d, ab, Split::tp);
   k.kv = true;
   out.push_back(k);
-  SavedTensor v = tensor("v", T * kv * d, ab, Split::tp);
+  SavedTensor v = tensor("v", T * kv * v_head_dim(m), ab, Split::tp);
   v.op_saved = true;
   v.kv = true;
   out.push_back(v);
+  if (is_mla(m)) {
+    // MLA: the latents are computed whole on every TP rank and normed before their
+    // up-projections, which save them as inputs (modeling_deepseek.py).
+    const double latents = static_cast<double>(m.q_lora_rank) + m.kv_lora_rank;
+    out.push_back(tensor("mla_latent", T * (latents + m.qk_rope_head_dim), ab, Split::seq));
+    out.push_back(tensor("mla_latent_normed", T * latents, gemm_input_bytes(in), Split::seq));
+  }
   if (in.training.attention == Attention::eager) {
     // Scores attend over the whole sequence; with CP each rank holds its queries' rows.
     const double scores = a * in.training.micro_batch * seq_local(in) * in.training.seq_len;
@@ -137,13 +144,13 @@ void attention_tensors(const PlanInput& in, Tensors& out) {
     lse.op_saved = true;
     out.push_back(lse);
   }
-  SavedTensor ctx = tensor("attn_out", T * a * d, ab, Split::tp);
+  SavedTensor ctx = tensor("attn_out", T * a * v_head_dim(m), ab, Split::tp);
   ctx.op_saved = true;
   // Eager attention's context is only the o projection's input; flash keeps it as its output.
   if (in.training.attention == Attention::eager) ctx.weight_input_of = target_bit(LoraTarget::o);
   out.push_back(ctx);
   if (te_fp8(in)) {
-    SavedTensor ctx8 = tensor("attn_out_fp8", T * a * d, 1, Split::tp);
+    SavedTensor ctx8 = tensor("attn_out_fp8", T * a * v_head_dim(m), 1, Split::tp);
     ctx8.op_saved = true;
     out.push_back(ctx8);
   }
@@ -191,7 +198,7 @@ void mlp_tensors(const PlanInput& in, Tensors& out) {
     out.push_back(tensor("expert_in", routed * h, ab, Split::seq));
     mlp_core(in, routed, m.expert_ffn, "expert_", out);
     if (m.shared_experts > 0)
-      mlp_core(in, T, static_cast<double>(m.expert_ffn) * m.shared_experts, "shared_", out);
+      mlp_core(in, T, static_cast<double>(shared_ffn(m)) * m.shared_experts, "shared_", out);
     out.push_back(tensor("expert_out", routed * h, ab, Split::seq));
   } else {
     mlp_core(in, T, m.ffn, "", out);

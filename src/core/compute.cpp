@@ -43,15 +43,28 @@ LayerFlops layer_flops(const PlanInput& in) {
   const double t = in.parallel.tp;
   const double h = m.hidden;
   const double d = head_dim(m);
+  const double dv = v_head_dim(m);
   const double q = m.heads * d;
   const double kv = m.kv_heads * d;
-  const double attn = h * q + 2 * h * kv + q * h;
-  const double mats = is_gated(m.ffn_act) ? 3.0 : 2.0;
-  double mlp = mats * h * m.ffn;
-  if (is_moe(m)) {
-    mlp = mats * h * m.expert_ffn * (m.experts_per_token + m.shared_experts) + h * m.experts;
+  // Attention's weights: split by tp, and (MLA) the down-projections every TP rank runs whole.
+  double attn = h * q + 2 * h * kv + q * h;
+  double attn_whole = 0;
+  if (is_mla(m)) {
+    const LayerParams lp = layer_params(m, false);
+    attn = lp.attn_matrix;
+    attn_whole = lp.latent_matrix;
   }
-  f.matmul = 2 * T * (attn + mlp) / t;
+  const double mats = is_gated(m.ffn_act) ? 3.0 : 2.0;
+  // A MoE model's dense first layers: their MLP FLOPs averaged over all layers.
+  const double moe_share = is_moe(m) ? static_cast<double>(moe_layers(m)) / m.layers : 0.0;
+  const double shared_width = static_cast<double>(m.shared_experts) * shared_ffn(m);
+  const double moe_mlp =
+      is_moe(m)
+          ? mats * h * (m.expert_ffn * static_cast<double>(m.experts_per_token) + shared_width) +
+                h * m.experts
+          : 0.0;
+  const double mlp = moe_share * moe_mlp + (1 - moe_share) * mats * h * m.ffn;
+  f.matmul = 2 * T * ((attn + mlp) / t + attn_whole);
   {
     const double operand = in.training.precision == DType::fp8 ? 1.0 : 2.0;
     const bool frozen = in.training.finetune != Finetune::full;
@@ -60,34 +73,58 @@ LayerFlops layer_flops(const PlanInput& in) {
       f.gemm_forward_bytes += count * g.forward;
       f.gemm_backward_bytes += count * (g.input_grad + (frozen ? 0.0 : g.weight_grad));
     };
-    add(T, h, q / t, 1);   // q
-    add(T, h, kv / t, 2);  // k, v
-    add(T, q / t, h, 1);   // o
+    if (is_mla(m)) {
+      if (m.q_lora_rank > 0) {
+        add(T, h, m.q_lora_rank, 1);
+        add(T, m.q_lora_rank, q / t, 1);
+      } else {
+        add(T, h, q / t, 1);
+      }
+      add(T, h, m.kv_lora_rank + m.qk_rope_head_dim, 1);
+      add(T, m.kv_lora_rank, m.heads * (m.qk_nope_head_dim + dv) / t, 1);
+      add(T, m.heads * dv / t, h, 1);
+    } else {
+      add(T, h, q / t, 1);   // q
+      add(T, h, kv / t, 2);  // k, v
+      add(T, q / t, h, 1);   // o
+    }
     if (is_moe(m)) {
-      // Each token visits k routed (and the shared) experts; every local expert's weights are
-      // read once.
+      // Each token visits k routed experts (and the shared ones); every local expert's weights
+      // are read once.
       const double local = std::max(1.0, static_cast<double>(m.experts) / in.parallel.ep);
-      const double tokens = T * (m.experts_per_token + m.shared_experts);
+      const double tokens = T * m.experts_per_token;
       const double f_e = m.expert_ffn / t;
       const GemmBytes up = gemm_bytes(tokens, h, f_e, operand);
       const GemmBytes down = gemm_bytes(tokens, f_e, h, operand);
-      const double w_up = operand * h * f_e * (local + m.shared_experts - 1.0);
+      const double w_up = operand * h * f_e * (local - 1.0);
       const double ups = mats - 1;
-      f.gemm_forward_bytes += ups * (up.forward + w_up) + down.forward + w_up;
-      f.gemm_backward_bytes += ups * (up.input_grad + w_up) + down.input_grad + w_up;
-      if (!frozen) f.gemm_backward_bytes += ups * (up.weight_grad + w_up) + down.weight_grad + w_up;
-      add(T, h, m.experts, 1);  // router
-    } else {
-      add(T, h, m.ffn / t, mats - 1);  // up (and gate)
-      add(T, m.ffn / t, h, 1);         // down
+      double fwd = ups * (up.forward + w_up) + down.forward + w_up;
+      double bwd = ups * (up.input_grad + w_up) + down.input_grad + w_up;
+      if (!frozen) bwd += ups * (up.weight_grad + w_up) + down.weight_grad + w_up;
+      if (shared_width > 0) {
+        const GemmBytes su = gemm_bytes(T, h, shared_width / t, operand);
+        const GemmBytes sd = gemm_bytes(T, shared_width / t, h, operand);
+        fwd += ups * su.forward + sd.forward;
+        bwd += ups * su.input_grad + sd.input_grad;
+        if (!frozen) bwd += ups * su.weight_grad + sd.weight_grad;
+      }
+      f.gemm_forward_bytes += moe_share * fwd;
+      f.gemm_backward_bytes += moe_share * bwd;
+      add(T, h, m.experts, moe_share);  // router
+    }
+    if (moe_share < 1) {
+      add(T, h, m.ffn / t, (mats - 1) * (1 - moe_share));  // up (and gate)
+      add(T, m.ffn / t, h, 1 - moe_share);                 // down
     }
   }
   // Packed documents attend only within themselves (FlashAttention varlen, document masks).
   const std::int64_t doc = in.training.document_length;
   const double s_keys =
       static_cast<double>(doc > 0 ? std::min(doc, in.training.seq_len) : in.training.seq_len);
-  f.attention = 2 * 2 * T * s_keys * q / t;
-  const double f_width = is_moe(m) ? m.expert_ffn * m.experts_per_token : m.ffn;
+  // Q·Kᵀ over the query/key head dimension, P·V over the value head dimension.
+  f.attention = 2 * T * s_keys * m.heads * (d + dv) / t;
+  const double f_width = moe_share * (m.expert_ffn * static_cast<double>(m.experts_per_token)) +
+                         (1 - moe_share) * m.ffn;
   f.op_recomputed = 2 * T * (h * kv + q * h + h * f_width) / t;
   if (in.training.precision == DType::fp8) {
     // Dynamic scaling casts every GEMM operand: its amax (read 2 B), the cast (read 2 B, write
@@ -95,12 +132,15 @@ LayerFlops layer_flops(const PlanInput& in) {
     // element: the inputs of q/k/v, o, the MLP's first and second matmuls in forward, their
     // output gradients in backward, and the weights once per micro-batch (torchao
     // float8/float8_scaling_utils.py; Transformer Engine's cast_transpose kernels).
-    const double mlp_width = is_moe(m) ? m.expert_ffn * (m.experts_per_token + m.shared_experts)
-                                       : static_cast<double>(m.ffn);
+    const double mlp_width =
+        moe_share * (m.expert_ffn * static_cast<double>(m.experts_per_token) + shared_width) +
+        (1 - moe_share) * m.ffn;
     const double inputs = T * (h + q + h + mlp_width);
     const double out_grads = T * (q + 2 * kv + h + (mats - 1) * mlp_width + h);
     const double weights =
-        attn + (is_moe(m) ? mats * h * m.expert_ffn * m.experts : mats * h * m.ffn);
+        attn + attn_whole * t +
+        moe_share * mats * h * (static_cast<double>(m.expert_ffn) * m.experts + shared_width) +
+        (1 - moe_share) * mats * h * m.ffn;
     f.fp8_casts = 7.0 * (inputs + out_grads + weights) / t;
   }
   return f;

@@ -114,7 +114,17 @@ std::string_view to_string(FfnAct a) {
   return "?";
 }
 
-std::string_view to_string(NormKind n) { return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm"; }
+std::string_view to_string(NormKind n) {
+  switch (n) {
+    case NormKind::rmsnorm:
+      return "rmsnorm";
+    case NormKind::layernorm:
+      return "layernorm";
+    case NormKind::none:
+      break;
+  }
+  return "none";
+}
 
 std::string_view to_string(BiasKind b) {
   switch (b) {
@@ -122,8 +132,22 @@ std::string_view to_string(BiasKind b) {
       return "none";
     case BiasKind::qkv:
       return "qkv";
+    case BiasKind::mlp:
+      return "mlp";
     case BiasKind::all:
       return "all";
+  }
+  return "?";
+}
+
+std::string_view to_string(QkNorm q) {
+  switch (q) {
+    case QkNorm::none:
+      return "none";
+    case QkNorm::head:
+      return "head";
+    case QkNorm::full:
+      return "full";
   }
   return "?";
 }

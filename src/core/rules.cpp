@@ -35,6 +35,14 @@ void check_tp(Violations& in, const PlanInput& p) {
   if (ffn % tp != 0)
     in.error("parallel.tp",
              fmt::format("parallel.tp ({}) must divide the MLP width ({})", tp, ffn));
+  if (is_moe(m) && m.dense_layers > 0 && m.ffn % tp != 0)
+    in.error("parallel.tp", fmt::format("parallel.tp ({}) must divide the dense layers' MLP "
+                                        "width model.ffn ({})",
+                                        tp, m.ffn));
+  if (is_moe(m) && m.shared_experts > 0 && shared_ffn(m) % tp != 0)
+    in.error("parallel.tp",
+             fmt::format("parallel.tp ({}) must divide the shared experts' width ({})", tp,
+                         shared_ffn(m)));
 }
 
 void check_pp(Violations& in, const PlanInput& p) {
@@ -65,6 +73,19 @@ void check_pp(Violations& in, const PlanInput& p) {
   if (par.pp > 1 && !m.count_only && par.pp > m.layers)
     in.error("parallel.pp",
              fmt::format("parallel.pp ({}) exceeds model.layers ({})", par.pp, m.layers));
+  if (is_moe(m) && m.dense_layers > 0 && par.pp > 1) {
+    // The dense first layers are counted on the first stage (its first virtual stage).
+    const int first_stage = par.stage_layers.empty() ? m.layers / par.pp : par.stage_layers[0];
+    const int first_chunk = par.schedule == Schedule::interleaved
+                                ? first_stage / std::max(1, par.virtual_stages)
+                                : first_stage;
+    if (m.dense_layers > first_chunk)
+      in.error("model.dense_layers",
+               fmt::format("model.dense_layers ({}) must lie on the first pipeline stage, which "
+                           "holds {} layer{} first: give parallel.stage_layers a larger first "
+                           "stage",
+                           m.dense_layers, first_chunk, first_chunk == 1 ? "" : "s"));
+  }
   if (par.schedule == Schedule::interleaved) {
     if (par.virtual_stages < 2)
       in.error("parallel.virtual_stages",

@@ -28,25 +28,48 @@ struct MatrixShape {
 // The GEMM weights of one layer as one TP rank holds them (q, k, v, o and two or three MLP
 // matrices).
 struct Matrices {
-  std::array<MatrixShape, 7> list{};
+  std::array<MatrixShape, 10> list{};
   int count = 0;
   void push_back(MatrixShape s) { list[count++] = s; }
   const MatrixShape* begin() const { return list.data(); }
   const MatrixShape* end() const { return list.data() + count; }
 };
 
-Matrices layer_matrices(const ModelSpec& m, int tp, int ep) {
+// The GEMM weights of one layer as one TP rank holds them: attention (q, k, v, o; MLA: the
+// down-projections, the up-projections, o) and the MLP's two or three matrices (a MoE layer:
+// the local experts' and the shared experts').
+Matrices layer_matrices(const ModelSpec& m, int tp, int ep, bool moe) {
   const double h = m.hidden;
   const double d = head_dim(m);
   const double q = m.heads * d / tp;
-  const double kv = local_kv_heads(m, tp) * d;
   Matrices out;
-  for (MatrixShape s :
-       {MatrixShape{h, q}, MatrixShape{h, kv}, MatrixShape{h, kv}, MatrixShape{q, h}})
-    out.push_back(s);
+  if (is_mla(m)) {
+    const double dv = m.v_head_dim;
+    if (m.q_lora_rank > 0) {
+      out.push_back({h, static_cast<double>(m.q_lora_rank)});
+      out.push_back({static_cast<double>(m.q_lora_rank), q});
+    } else {
+      out.push_back({h, q});
+    }
+    out.push_back({h, static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim)});
+    out.push_back({static_cast<double>(m.kv_lora_rank),
+                   m.heads * (m.qk_nope_head_dim + dv) / static_cast<double>(tp)});
+    out.push_back({m.heads * dv / static_cast<double>(tp), h});
+  } else {
+    const double kv = local_kv_heads(m, tp) * d;
+    for (MatrixShape s :
+         {MatrixShape{h, q}, MatrixShape{h, kv}, MatrixShape{h, kv}, MatrixShape{q, h}})
+      out.push_back(s);
+  }
   const int mats = is_gated(m.ffn_act) ? 3 : 2;
-  const double f = (is_moe(m) ? m.expert_ffn : m.ffn) / static_cast<double>(tp);
-  const double copies = is_moe(m) ? (m.experts + m.shared_experts) / static_cast<double>(ep) : 1;
+  double f = m.ffn / static_cast<double>(tp);
+  double copies = 1;
+  if (moe) {
+    // Local experts and the shared ones, as one stack per matrix (rows × copies).
+    f = m.expert_ffn / static_cast<double>(tp);
+    copies = m.experts / static_cast<double>(ep) +
+             m.shared_experts * static_cast<double>(shared_ffn(m)) / m.expert_ffn;
+  }
   for (int i = 0; i < mats - 1; ++i) out.push_back({h * copies, f});
   out.push_back({f * copies, h});
   return out;
@@ -100,22 +123,29 @@ StageParams stage_params(const PlanInput& in, int layers, bool first, bool last)
     s.matrix = s.dense;
     return s;
   }
-  const LayerParams lp = layer_params(m);
-  const double kv_scale = local_kv_heads(m, tp) / std::max(1, m.kv_heads);
-  const double q_o = lp.attn_matrix - lp.kv_matrix;
-  const double layer_dense = q_o / tp + lp.kv_matrix * kv_scale + lp.mlp_matrix / tp +
-                             lp.col_bias / tp + lp.kv_bias * kv_scale + lp.row_bias + lp.router +
-                             lp.norm;
-  const double layer_expert = lp.expert_matrix / (static_cast<double>(tp) * ep);
-  s.dense = layers * layer_dense;
-  s.expert = layers * layer_expert;
-  s.matrix = layers * (q_o / tp + lp.kv_matrix * kv_scale + lp.mlp_matrix / tp + layer_expert);
-
-  double vectors =
-      layers * (lp.col_bias / tp + lp.kv_bias * kv_scale + lp.row_bias + lp.router + lp.norm);
+  // A MoE model's dense first layers lie on the first stage (a rule checks it).
+  const int dense_here = is_moe(m) ? (first ? std::min(layers, m.dense_layers) : 0) : layers;
+  double vectors = 0;
   double factored = 0;
-  for (const MatrixShape& ms : layer_matrices(m, tp, ep)) factored += ms.rows + ms.cols;
-  factored *= layers;
+  for (const bool moe : {false, true}) {
+    const int n = moe ? layers - dense_here : dense_here;
+    if (n <= 0) continue;
+    const LayerParams lp = layer_params(m, moe);
+    const double kv_scale = local_kv_heads(m, tp) / std::max(1, m.kv_heads);
+    const double q_o = lp.attn_matrix - lp.kv_matrix;
+    const double layer_vectors =
+        lp.col_bias / tp + lp.kv_bias * kv_scale + lp.row_bias + lp.router + lp.norm;
+    const double layer_matrix = q_o / tp + lp.kv_matrix * kv_scale + lp.latent_matrix +
+                                lp.mlp_matrix / tp + lp.shared_matrix / tp;
+    const double layer_expert = lp.expert_matrix / (static_cast<double>(tp) * ep);
+    s.dense += n * (layer_matrix + layer_vectors);
+    s.expert += n * layer_expert;
+    s.matrix += n * (layer_matrix + layer_expert);
+    vectors += n * layer_vectors;
+    double f = 0;
+    for (const MatrixShape& ms : layer_matrices(m, tp, ep, moe)) f += ms.rows + ms.cols;
+    factored += n * f;
+  }
 
   const EdgeParams e = edge_params(m);
   const double h = m.hidden;
@@ -136,6 +166,10 @@ StageParams stage_params(const PlanInput& in, int layers, bool first, bool last)
       s.dense += vocab_shard(m, tp) * h;
       factored += vocab_shard(m, tp) + h;
     }
+    // The head's bias is split with the vocabulary.
+    const double head_bias = e.lm_head_bias > 0 ? vocab_shard(m, tp) : 0.0;
+    s.dense += head_bias;
+    vectors += head_bias;
   }
   s.adafactor = factored + vectors;
   if (in.training.finetune != Finetune::full) s.adapters = layers * layer_adapters(in, tp);

@@ -42,7 +42,7 @@ class Ledger {
 OpBytes norm_bytes(const PlanInput& in, double e) {
   const TrainingSpec& t = in.training;
   if (t.fused_elementwise) return {2 * e, 3 * e};  // read x, write y; read dy and x, write dx
-  if (in.model.norm == NormKind::layernorm) {
+  if (in.model.norm != NormKind::rmsnorm) {
     // PyTorch's native layer_norm kernel is one kernel each way. Under autocast (Hugging Face
     // Trainer's fp16/bf16) it runs in fp32: the input is cast up (read e, write 4) and the
     // fp32 output cast down by the next matmul (read 4, write e).
@@ -134,7 +134,7 @@ Traffic layer_traffic(const PlanInput& in) {
     l.add(T * m.experts, Split::seq, {8, 12});
     l.add(2 * routed * h, Split::seq, {2 * e, 2 * e});
     activation(routed, m.expert_ffn);
-    if (m.shared_experts > 0) activation(T, static_cast<double>(m.expert_ffn) * m.shared_experts);
+    if (m.shared_experts > 0) activation(T, static_cast<double>(shared_ffn(m)) * m.shared_experts);
   } else {
     activation(T, m.ffn);
   }

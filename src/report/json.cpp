@@ -94,6 +94,17 @@ json model_json(const ModelSpec& m) {
   j["experts_per_token"] = m.experts_per_token;
   j["expert_ffn"] = m.expert_ffn;
   j["shared_experts"] = m.shared_experts;
+  j["shared_expert_ffn"] = m.shared_expert_ffn;
+  j["shared_expert_gate"] = m.shared_expert_gate;
+  j["router_bias"] = m.router_bias;
+  j["dense_layers"] = m.dense_layers;
+  j["qk_norm"] = std::string(to_string(m.qk_norm));
+  j["lm_head_bias"] = m.lm_head_bias;
+  j["q_lora_rank"] = m.q_lora_rank;
+  j["kv_lora_rank"] = m.kv_lora_rank;
+  j["qk_nope_head_dim"] = m.qk_nope_head_dim;
+  j["qk_rope_head_dim"] = m.qk_rope_head_dim;
+  j["v_head_dim"] = m.v_head_dim;
   return j;
 }
 

@@ -146,8 +146,8 @@ TEST_CASE("check --strict fails a plan that rests on a guess, with its own exit 
   const auto lax = run_cli({"check", guessed, count});
   CHECK(lax.code == 0);
   CHECK(lax.out.find("guessed-arch.toml: warning (guess): ") != std::string::npos);
-  CHECK(lax.out.find("model_type \"in_house_decoder\" is not a known architecture") !=
-        std::string::npos);
+  CHECK(lax.out.find("model_type \"in_house_decoder\" is not a known architecture; read as "
+                     "\"llama\" because model.hf_arch says so") != std::string::npos);
   CHECK(lax.out.find("2 plans: 2 ok\n") != std::string::npos);
   const auto strict = run_cli({"check", guessed, count, "--strict"});
   CHECK(strict.code == 4);

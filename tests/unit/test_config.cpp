@@ -1,6 +1,8 @@
 // Plan loading: presets, --set precedence, origins, derived layout, Hugging Face config.json.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -160,12 +162,51 @@ TEST_CASE("Hugging Face config.json files give the exact parameter counts", "[co
       {"hf/gpt2.json", 124439808},            // GPT-2 small, HF load count
       {"hf/pythia-1.4b.json", 1414647808},    // Biderman et al. 2023, Table 1
       {"hf/bloom-560m.json", 559214592},      // BLOOM-560m model card
+      // tests/data/hf/SOURCES.md: the Hugging Face safetensors totals of these checkpoints.
+      {"hf/qwen3-8b.json", 8190735360},            // qwen3: QK-norm per head
+      {"hf/qwen3-30b-a3b.json", 30532122624},      // qwen3_moe: 128 experts, 8 active
+      {"hf/qwen1.5-moe-a2.7b.json", 14315784192},  // qwen2_moe: gated shared expert
+      {"hf/deepseek-v3.json", 671026419200},       // deepseek_v3: MLA, 3 dense + 58 MoE layers
+      {"hf/deepseek-v2-lite.json", 15706484224},   // deepseek_v2: MLA without a query bottleneck
+      {"hf/gemma-7b.json", 8537680896},            // gemma: head_dim 256, tied
+      {"hf/gemma-3-1b.json", 999885952},           // gemma3_text: 4 norms, QK-norm
+      {"hf/phi-2.json", 2779683840},               // phi: biases, LM-head bias, one LayerNorm
+      {"hf/phi-3-mini-4k.json", 3821079552},       // phi3
+      {"hf/starcoder2-3b.json", 3030371328},       // starcoder2: biases, GELU, LayerNorm, tied
+      {"hf/falcon-7b.json", 6921720704},           // falcon: multi-query, parallel block
+      {"hf/olmo-1b.json", 1176764416},             // olmo: LayerNorm without parameters
+      {"hf/olmo-2-7b.json", 7298617344},           // olmo2: QK-norm over all heads
   };
   for (const Case& c : cases) {
     INFO(c.file);
     const auto p = load_text("[model]\nhf_config = \"" + std::string(c.file) + "\"\n" + k_cluster);
     CHECK(total_params(p.input.model) == c.params);
   }
+  // Active parameters of the MoE models (model cards: 37B, 3.3B, 2.7B).
+  auto active = [&](const char* file) {
+    return active_params(
+        load_text("[model]\nhf_config = \"" + std::string(file) + "\"\n" + k_cluster).input.model);
+  };
+  CHECK(active("hf/deepseek-v3.json") == 37552297472.0);
+  CHECK(active("hf/qwen3-30b-a3b.json") == 3353032704.0);
+  CHECK(active("hf/qwen1.5-moe-a2.7b.json") == Approx(2.69e9).epsilon(0.01));
+  // GPT-J: the HF model's own count (no exact published one: its README's 6,053,381,344
+  // counts the padded embedding of the JAX checkpoint).
+  CHECK(total_params(
+            load_text("[model]\nhf_config = \"hf/gpt-j-6b.json\"\n" + k_cluster).input.model) ==
+        6050882784.0);
+  // Gemma 3 4B: the language model of text_config, with Gemma3TextConfig's defaults for what
+  // the file leaves out; the vision tower is named as not counted.
+  const auto g4 = load_text("[model]\nhf_config = \"hf/gemma-3-4b.json\"\n" + k_cluster);
+  CHECK(g4.input.model.hidden == 2560);
+  CHECK(g4.input.model.heads == 8);
+  CHECK(g4.input.model.kv_heads == 4);
+  CHECK(g4.input.model.vocab == 262208);
+  CHECK(total_params(g4.input.model) == 3880263168.0);
+  bool vision_named = false;
+  for (const std::string& w : g4.warnings)
+    vision_named = vision_named || w.find("vision tower is not counted") != std::string::npos;
+  CHECK(vision_named);
   const auto llama = load_text("[model]\nhf_config = \"hf/llama-2-7b.json\"\n" + k_cluster);
   CHECK(llama.input.model.name == "meta-llama/Llama-2-7b-hf");
   std::string origin;
@@ -201,11 +242,27 @@ TEST_CASE("plan - reads the plan from stdin, bounded like a file", "[config][cli
 }
 
 TEST_CASE("config.json problems are named precisely", "[config][hf]") {
-  const auto unknown = load_errors("[model]\nhf_config = \"hf/unknown-arch.json\"\n" + k_cluster);
+  // An architecture the planner does not read is an error naming it, never a dense Llama.
+  const auto unknown = load_errors("[model]\nhf_config = \"hf/mamba-130m.json\"\n" + k_cluster);
   REQUIRE(unknown.size() == 1);
-  CHECK(unknown[0].find("unknown architecture (model_type \"falcon\"; supported: llama, mistral, "
-                        "qwen2, mixtral, gemma2, gpt2, gpt_neox, bloom): missing "
-                        "num_hidden_layers, intermediate_size") != std::string::npos);
+  CHECK(unknown[0].find("mamba-130m.json#/model_type: model_type \"mamba\" is not a supported "
+                        "architecture (supported: llama, mistral, mixtral,") != std::string::npos);
+  CHECK(unknown[0].find("model.hf_arch = \"llama\"") != std::string::npos);
+  // A key that changes the architecture and the type's reader does not read: named.
+  const auto moe = load_errors("[model]\nhf_config = \"hf/moe-in-llama.json\"\n" + k_cluster);
+  REQUIRE(moe.size() == 1);
+  CHECK(moe[0].find("moe-in-llama.json#/num_experts: model_type \"llama\": num_experts = 8 "
+                    "changes the architecture") != std::string::npos);
+  // model.hf_arch reads an unlisted type as a Llama-style decoder, and only then.
+  auto any_error = [](const std::vector<std::string>& errors, const std::string& text) {
+    return std::any_of(errors.begin(), errors.end(),
+                       [&](const std::string& e) { return e.find(text) != std::string::npos; });
+  };
+  CHECK(any_error(
+      load_errors("[model]\nhf_config = \"hf/qwen3-8b.json\"\nhf_arch = \"llama\"\n" + k_cluster),
+      "model_type is \"qwen3\", which the planner reads itself: drop model.hf_arch"));
+  CHECK(any_error(load_errors("[model]\nhf_arch = \"llama\"\nlayers = 2\n" + k_cluster),
+                  "model.hf_arch says how to read model.hf_config"));
   const auto truncated = load_errors("[model]\nhf_config = \"hf/truncated.json\"\n" + k_cluster);
   REQUIRE(truncated.size() == 1);
   // Located at line and column, without echoing the file's bytes or the parser's text.
