@@ -1,0 +1,110 @@
+// Architectures beyond the dense Llama (docs/formulas.md#params): multi-head latent attention,
+// dense first layers of a MoE model, shared experts, and what they do to the ledger: where the
+// parameters lie under pipeline, tensor and expert parallelism, and the attention FLOPs.
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "stage_params.hpp"
+#include "trainledger/items.hpp"
+#include "trainledger/ledger.hpp"
+#include "trainledger/model.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+const std::string k_deepseek = R"([model]
+preset = "deepseek-v3"
+[training]
+seq_len = 4096
+micro_batch = 1
+global_batch = 1920
+recompute = "full"
+[parallel]
+pp = 16
+ep = 64
+zero = 1
+stage_layers = [3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2]
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 256
+gpus_per_node = 8
+)";
+
+double term(const LineItem& item, const std::string& key) {
+  for (const Term& t : item.terms)
+    if (t.key == key) return t.value;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("DeepSeek-V3: the dense first layers lie on the first stage, experts split by ep",
+          "[architectures]") {
+  const PlanResult plan = test::plan_text(k_deepseek);  // holds the invariant checker
+  const ModelSpec& m = plan.input.model;
+  const LayerParams dense = layer_params(m, false), moe = layer_params(m, true);
+  CHECK(dense.total() == 583483392.0);  // shared/data F-DSV3
+  CHECK(moe.total() == 11507286272.0);
+  CHECK(dense.latent_matrix == 7168.0 * 1536 + 7168.0 * (512 + 64));
+  // Stage 0: the embedding, 3 dense layers (whole: tp = 1) in bf16.
+  const double emb = 129280.0 * 7168;
+  CHECK(test::item_value(plan, "params", 0) == 2 * (emb + 3 * dense.total()));
+  // A middle stage: 4 MoE layers, each with its 256 / 64 = 4 local experts; the shared expert,
+  // attention, router and norms whole on every rank.
+  const double local = 4 * (moe.total() - moe.expert_matrix + moe.expert_matrix / 64);
+  CHECK(test::item_value(plan, "params", 1) == Approx(2 * local).epsilon(1e-12));
+  // Flash attention executes half the s² of Q·Kᵀ (d = 192) and P·V (d = 128), forward and
+  // backward (×3), on the 4 layers of the slowest stage.
+  const LineItem* compute = find_item(plan.time, ItemId::time_compute);
+  REQUIRE(compute);
+  CHECK(term(*compute, "attention_flops") ==
+        Approx(4 * 3 * 0.5 * 2 * 4096.0 * 4096 * 128 * (192 + 128)).epsilon(1e-12));
+  // The dense layers must fit on the first stage.
+  const auto errors = test::load_errors(k_deepseek, {"parallel.stage_layers=[2, 4, 4, 4, 4, 4, 4, "
+                                                     "4, 4, 4, 4, 4, 4, 4, 4, 3]"});
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("model.dense_layers (3) must lie on the first pipeline stage, which holds "
+                       "2 layers first") != std::string::npos);
+}
+
+TEST_CASE("MLA under tensor parallelism: latent projections replicated, the rest split",
+          "[architectures]") {
+  const std::string plan = k_deepseek;
+  const PlanResult one = test::plan_text(plan, {"parallel.ep=8", "cluster.nodes=16"});
+  const PlanResult two =
+      test::plan_text(plan, {"parallel.ep=8", "parallel.tp=2", "cluster.nodes=32"});
+  const ModelSpec& m = one.input.model;
+  const LayerParams moe = layer_params(m, true);
+  // One middle stage (4 MoE layers): halving the split parts keeps the latents and vectors.
+  const StageParams a = stage_params(one.input, 4, false, false);
+  const StageParams b = stage_params(two.input, 4, false, false);
+  const double split = moe.attn_matrix + moe.shared_matrix;
+  CHECK(a.dense - b.dense == Approx(4 * split / 2).epsilon(1e-12));
+  CHECK(b.expert == Approx(a.expert / 2).epsilon(1e-12));
+}
+
+TEST_CASE("shared experts are split by tp, not by ep (Qwen1.5-MoE)", "[architectures]") {
+  const std::string plan = R"([model]
+hf_config = "hf/qwen1.5-moe-a2.7b.json"
+[training]
+seq_len = 4096
+global_batch = 64
+[parallel]
+ep = 4
+[cluster]
+gpu = "h100-sxm5-80gb"
+gpus_per_node = 4
+)";
+  const PlanResult p = test::plan_text(plan);
+  const ModelSpec& m = p.input.model;
+  CHECK(m.shared_experts == 1);
+  CHECK(m.shared_expert_ffn == 5632);
+  CHECK(m.shared_expert_gate);
+  const LayerParams moe = layer_params(m, true);
+  CHECK(moe.shared_matrix == 3.0 * 2048 * 5632);
+  CHECK(moe.router == 2048.0 * 60 + 2048);
+  // Each rank: everything but 3/4 of the routed experts.
+  CHECK(test::item_value(p, "params", 0) ==
+        Approx(2 * (total_params(m) - 24 * moe.expert_matrix * 3 / 4)).epsilon(1e-12));
+}
