@@ -50,6 +50,11 @@ struct TrainingSpec {
   double recompute_layers = 1.0;
   Attention attention = Attention::flash;
   double dropout = 0.0;
+  // MoE routing: a capacity factor (> 0: an expert takes at most c × its mean share of the
+  // routed tokens, the rest are dropped) or, dropless, the busiest rank's routed tokens over
+  // the mean (docs/formulas.md#moe-load).
+  double moe_capacity_factor = 0;
+  double moe_imbalance = 1.25;
   Finetune finetune = Finetune::full;
   int lora_rank = 8;
   std::vector<LoraTarget> lora_targets;

@@ -120,6 +120,8 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.recompute_layers = in.number("training.recompute_layers");
   t.attention = from_string(in.text("training.attention"), Attention::flash);
   t.dropout = in.number("training.dropout");
+  t.moe_capacity_factor = in.number("training.moe_capacity_factor");
+  t.moe_imbalance = in.number("training.moe_imbalance");
   t.finetune = from_string(in.text("training.finetune"), Finetune::full);
   t.lora_rank = static_cast<int>(in.integer("training.lora_rank"));
   t.lora_targets = to_targets(in.get<std::vector<std::string>>("training.lora_targets"));

@@ -69,6 +69,8 @@ std::vector<KeySpec> build_table() {
     {"training", "recompute", T::choice, "\"none\"", "activation recomputation: none, selective (attention core), op (save list), full", Q::count, {"none", "selective", "op", "full"}},
     {"training", "recompute_layers", T::number, "1.0", "share of layers recomputed", Q::count, {}, 0, 1},
     {"training", "attention", T::choice, "\"flash\"", "flash (no s² tensors) or eager (materialized scores)", Q::count, {"flash", "eager"}},
+    {"training", "moe_capacity_factor", T::number, "0", "MoE: expert capacity factor c (0: dropless routing); an expert takes at most c × its mean share of the routed tokens, and buffers are sized for it", Q::count, {}, 0, 64},
+    {"training", "moe_imbalance", T::number, "1.25", "MoE, dropless routing: the busiest rank's routed tokens over the mean; expert activations, all-to-all buffers and the slowest rank's expert GEMMs scale with it (assumed: Switch Transformer's customary capacity factor 1.25)", Q::count, {}, 1, 64},
     {"training", "dropout", T::number, "0.0", "dropout probability (masks stored when > 0)", Q::count, {}, 0, 0.99},
     {"training", "norm_impl", T::choice, "\"fused\"", "norms: fused (saves the 16-bit input) or eager (PyTorch code upcasting to fp32, as Hugging Face's LlamaRMSNorm); default: eager under framework hf, else fused", Q::count, {"fused", "eager"}},
     {"training", "compile", T::boolean, "false", "torch.compile: fused element-wise kernels (each chain reads its inputs and writes its outputs once) and pointwise results recomputed, not saved (the SwiGLU output, fp32 norm copies)"},

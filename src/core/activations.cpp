@@ -193,7 +193,7 @@ void mlp_tensors(const PlanInput& in, Tensors& out) {
   mlp_in.weight_input_of = target_bit(LoraTarget::gate) | target_bit(LoraTarget::up);
   out.push_back(mlp_in);
   if (is_moe(m)) {
-    const double routed = T * m.experts_per_token;
+    const double routed = T * m.experts_per_token * moe_load(in);
     out.push_back(tensor("router_probs", T * m.experts, k_fp32, Split::seq));
     out.push_back(tensor("expert_in", routed * h, ab, Split::seq));
     mlp_core(in, routed, m.expert_ffn, "expert_", out);
@@ -247,6 +247,12 @@ bool kept(const SavedTensor& t, Recompute mode) {
 }
 
 }  // namespace
+
+double moe_load(const PlanInput& in) {
+  if (!is_moe(in.model)) return 1;
+  const TrainingSpec& t = in.training;
+  return t.moe_capacity_factor > 0 ? t.moe_capacity_factor : t.moe_imbalance;
+}
 
 double local_tokens(const PlanInput& in) {
   return seq_local(in) * static_cast<double>(in.training.micro_batch);

@@ -75,6 +75,9 @@ V tensors_expr(const PlanInput& in, const Tensors& tensors);
 
 // Tokens one GPU processes per micro-batch (s / cp × b).
 double local_tokens(const PlanInput& in);
+// MoE: the routed tokens one rank's experts take, over the balanced mean: the capacity factor,
+// or dropless, training.moe_imbalance (1 for a dense model).
+double moe_load(const PlanInput& in);
 
 // Element-wise HBM traffic of one layer for one micro-batch on one GPU, op by op (norms,
 // residual adds, dropout, rotary embeddings, eager attention's softmax, the MLP's activation):

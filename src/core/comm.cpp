@@ -274,7 +274,9 @@ void ep_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
   if (p.ep <= 1 || !is_moe(in.model) || layers == 0) return;
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
-  const double message = local_tokens(in) * in.model.experts_per_token * in.model.hidden * ab;
+  // The busiest rank's share of the routed tokens (capacity factor or imbalance).
+  const double message =
+      local_tokens(in) * in.model.experts_per_token * moe_load(in) * in.model.hidden * ab;
   Builder<V> b(in);
   // Dispatch and combine in forward and backward, and again in a recomputed forward.
   const double per_mb = 4.0 * layers + 2.0 * full_recomputed_layers(in, layers);

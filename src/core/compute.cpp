@@ -20,6 +20,7 @@ struct LayerFlops {
   // HBM bytes the linear layers' GEMMs read and write at the least (operands in, result out):
   // forward, and the two backward GEMMs (input and weight gradients) of trainable layers.
   double gemm_forward_bytes = 0, gemm_backward_bytes = 0;
+  double routed_matmul = 0;  // the routed experts' part of matmul (balanced load)
 };
 
 // A GEMM of an M × K input by a K × N weight reads both operands and writes its M × N result
@@ -65,6 +66,8 @@ LayerFlops layer_flops(const PlanInput& in) {
           : 0.0;
   const double mlp = moe_share * moe_mlp + (1 - moe_share) * mats * h * m.ffn;
   f.matmul = 2 * T * ((attn + mlp) / t + attn_whole);
+  f.routed_matmul =
+      2 * T * moe_share * mats * h * m.expert_ffn * static_cast<double>(m.experts_per_token) / t;
   {
     const double operand = in.training.precision == DType::fp8 ? 1.0 : 2.0;
     const bool frozen = in.training.finetune != Finetune::full;
@@ -192,6 +195,8 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   const double head_bwd = (frozen ? 1.0 : 2.0) * head;
   s.backward = layers * (matmul_bwd + 2.0 * lf.attention) + head_bwd;
   s.gemm = layers * (lf.matmul + adapters + matmul_bwd);
+  // The slowest rank's experts take moe_load × their balanced share of the routed tokens.
+  s.gemm += layers * (moe_load(in) - 1) * lf.routed_matmul * (frozen ? 2.0 : 3.0);
   s.gemm_bytes = layers * (lf.gemm_forward_bytes + lf.gemm_backward_bytes);
   if (last) {
     const GemmBytes g = gemm_bytes(T, m.hidden, static_cast<double>(m.vocab) / in.parallel.tp, 2);

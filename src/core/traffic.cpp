@@ -129,7 +129,7 @@ Traffic layer_traffic(const PlanInput& in) {
     }
   };
   if (is_moe(m)) {
-    const double routed = T * m.experts_per_token;
+    const double routed = T * m.experts_per_token * moe_load(in);
     // Router softmax and top-k in fp32, the tokens' permutation to their experts and back.
     l.add(T * m.experts, Split::seq, {8, 12});
     l.add(2 * routed * h, Split::seq, {2 * e, 2 * e});

@@ -108,3 +108,47 @@ gpus_per_node = 4
   CHECK(test::item_value(p, "params", 0) ==
         Approx(2 * (total_params(m) - 24 * moe.expert_matrix * 3 / 4)).epsilon(1e-12));
 }
+
+TEST_CASE("MoE routing load: the busiest rank's tokens scale expert activations and time",
+          "[architectures]") {
+  const std::string plan = R"([model]
+preset = "mixtral-8x7b"
+[training]
+seq_len = 4096
+global_batch = 64
+[parallel]
+ep = 8
+zero = 3
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+  auto at = [&](const std::vector<std::string>& sets) { return test::plan_text(plan, sets); };
+  const PlanResult balanced = at({"training.moe_imbalance=1"});
+  const PlanResult busy = at({"training.moe_imbalance=2"});
+  const PlanResult capped = at({"training.moe_capacity_factor=1.5", "training.moe_imbalance=2"});
+  const PlanResult assumed = at({});
+  const double a1 = test::item_value(balanced, "activations");
+  const double a2 = test::item_value(busy, "activations");
+  const double a15 = test::item_value(capped, "activations");
+  const double a125 = test::item_value(assumed, "activations");
+  // Linear in the load: the routed part grows, the rest does not.
+  REQUIRE(a2 > a1);
+  CHECK(a15 - a1 == Approx((a2 - a1) * 0.5).epsilon(1e-9));    // the capacity factor wins
+  CHECK(a125 - a1 == Approx((a2 - a1) * 0.25).epsilon(1e-9));  // the default, 1.25
+  // The slowest rank's GEMMs take longer; model FLOPs (MFU's numerator) do not change.
+  const LineItem* c1 = find_item(balanced.time, ItemId::time_compute);
+  const LineItem* c2 = find_item(busy.time, ItemId::time_compute);
+  REQUIRE((c1 && c2));
+  CHECK(term(*c2, "gemm_flops") > term(*c1, "gemm_flops"));
+  const LineItem* m1 = find_item(balanced.time, ItemId::mfu);
+  const LineItem* m2 = find_item(busy.time, ItemId::mfu);
+  REQUIRE((m1 && m2));
+  CHECK(term(*m1, "model_flops") == term(*m2, "model_flops"));
+  // The all-to-all moves the busiest rank's tokens.
+  const auto ep_bytes = [](const PlanResult& p) {
+    const LineItem* c = find_item(p.communication, ItemId::comm_ep);
+    return c ? c->value : 0.0;
+  };
+  REQUIRE(ep_bytes(balanced) > 0);
+  CHECK(ep_bytes(busy) == Approx(2 * ep_bytes(balanced)).epsilon(1e-9));
+}
