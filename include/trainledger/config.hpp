@@ -62,6 +62,9 @@ struct LoadedPlan {
 struct LoadOptions {
   std::vector<std::string> sets;  // "section.key=value"
   std::string calibration;        // a calibration profile (TOML) whose measured values apply
+  // --from KIND FILE: training configs to import (deepspeed, megatron, torchtitan), read from
+  // the command line's paths.
+  std::vector<std::pair<std::string, std::string>> imports = {};
 };
 
 // Loads a plan file from disk. Throws ConfigError on any invalid input.

@@ -19,6 +19,7 @@ enum class Source : std::uint8_t {
   preset,         // a model or GPU preset
   file,           // the plan file
   hf_config,      // a Hugging Face config.json
+  imported,       // a training config imported (DeepSpeed, Megatron-LM, torchtitan)
   set,            // --set on the command line
   derived,        // derived from other keys by the loader
   calibration,    // measured on the cluster (a calibration profile)

@@ -35,12 +35,36 @@ void add_plan_options(CLI::App& sub, PlanOptions& o) {
                  "a calibration profile (trainledger calibrate import): its measured bandwidths "
                  "and latencies replace assumed ones; those items become kind measured")
       ->type_name("PROFILE");
+  add_from_option(sub, o.from);
+}
+
+void add_from_option(CLI::App& sub, std::vector<std::string>& from) {
+  sub.add_option("--from", from,
+                 "import a training config: --from deepspeed ds_config.json, --from megatron "
+                 "train.sh, --from torchtitan job.toml (its settings apply under the plan's)")
+      ->type_size(2)
+      ->type_name("KIND FILE");
+}
+
+std::vector<std::pair<std::string, std::string>> imports_of(const std::vector<std::string>& from) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i + 1 < from.size(); i += 2) {
+    if (from[i] != "deepspeed" && from[i] != "megatron" && from[i] != "torchtitan")
+      throw config::ConfigError({config::Diagnostic{
+          config::Origin{"--from", 0, 0, "option"},
+          "unknown kind \"" + from[i] + "\" (deepspeed, megatron or torchtitan)"}});
+    out.emplace_back(from[i], from[i + 1]);
+  }
+  return out;
 }
 
 config::LoadedPlan load(const PlanOptions& o) {
   config::LoadOptions lo;
   lo.sets = o.sets;
   lo.calibration = o.calibration;
+  lo.imports = imports_of(o.from);
+  // --from without a plan: the imported config and --set alone, not the default plan's scenario.
+  if (o.plan.empty() && !lo.imports.empty()) return config::load_plan_text("", "(--from)", "", lo);
   if (o.plan.empty()) return config::load_default_plan(lo);
   if (o.plan == "-") return config::load_plan_stream(std::cin, lo);
   return config::load_plan_file(o.plan, lo);

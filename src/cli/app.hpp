@@ -36,8 +36,12 @@ struct PlanOptions {
   std::string phase;                  // plan --phase: the ledger of this phase
   std::string headroom = "10%";       // share of the capacity kept free (check's default)
   std::string calibration;            // --calibration PROFILE
+  std::vector<std::string> from;      // --from KIND FILE, flattened
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
+void add_from_option(CLI::App& sub, std::vector<std::string>& from);
+// --from KIND FILE pairs → LoadOptions::imports; a kind that is not one is exit 2.
+std::vector<std::pair<std::string, std::string>> imports_of(const std::vector<std::string>& from);
 config::LoadedPlan load(const PlanOptions& o);
 // The plan's ledger, held to the invariant checker: inputs at the edge of their ranges (an
 // efficiency of 5e-324, a bandwidth of 1e-300 B/s) that would print inf or NaN are refused
@@ -62,8 +66,9 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err);
 struct CheckOptions {
   std::vector<std::string> plans;
   std::vector<std::string> sets;
-  std::string calibration;  // --calibration PROFILE
-  std::string capacity;     // empty: each plan's GPU memory
+  std::string calibration;        // --calibration PROFILE
+  std::vector<std::string> from;  // --from KIND FILE, flattened
+  std::string capacity;           // empty: each plan's GPU memory
   std::string headroom = "10%";
   bool strict = false;  // a plan resting on a guess fails (exit 4)
   std::string format = "table";

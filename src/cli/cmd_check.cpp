@@ -43,6 +43,7 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   po.plan = name;
   po.sets = o.sets;
   po.calibration = o.calibration;
+  po.from = o.from;
   Checked c;
   c.name = name.empty() ? "(default plan)" : name == "-" ? "(stdin)" : name;
   c.loaded = load(po);
@@ -327,6 +328,7 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
                   "a calibration profile (calibrate import): its measured bandwidths and "
                   "latencies replace assumed ones in every plan")
       ->type_name("PROFILE");
+  add_from_option(*sub, o.from);
   sub->add_option("--capacity", o.capacity, "memory per GPU, e.g. \"80 GiB\" (default: the GPU's)");
   sub->add_option("--headroom", o.headroom,
                   "share of the capacity to keep free (default 10%); less is a near miss");

@@ -298,6 +298,20 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
   out.checkpoint = build_checkpoint(in);
   // Cross-field rules need a complete model; the world-size rules need a consistent world.
   if (sections_ok) validate(r, out, world_ok, errors);
+  const std::int64_t accum = in.integer("training.grad_accum", 0);
+  if (errors.empty() && accum > 0) {
+    const std::int64_t from_accum = out.training.micro_batch * out.parallel.dp * accum;
+    if (out.training.global_batch == 0) {
+      out.training.global_batch = from_accum;
+      record(r, "training.global_batch", out.training.global_batch);
+    } else if (out.training.global_batch != from_accum) {
+      in.error("training.grad_accum",
+               fmt::format("training.grad_accum ({}) × micro_batch ({}) × dp ({}) = {}, but "
+                           "training.global_batch is {}",
+                           accum, out.training.micro_batch, out.parallel.dp, from_accum,
+                           out.training.global_batch));
+    }
+  }
   if (errors.empty() && out.training.global_batch == 0) {
     out.training.global_batch = out.training.micro_batch * out.parallel.dp;
     record(r, "training.global_batch", out.training.global_batch);

@@ -69,6 +69,7 @@ std::vector<KeySpec> build_table() {
     {"training", "recompute", T::choice, "\"none\"", "activation recomputation: none, selective (attention core), op (save list), full", Q::count, {"none", "selective", "op", "full"}},
     {"training", "recompute_layers", T::number, "1.0", "share of layers recomputed", Q::count, {}, 0, 1},
     {"training", "attention", T::choice, "\"flash\"", "flash (no s² tensors) or eager (materialized scores)", Q::count, {"flash", "eager"}},
+    {"training", "grad_accum", T::integer, "0", "gradient accumulation steps (0: from global_batch); with global_batch absent, global_batch = micro_batch × dp × grad_accum", Q::count, {}, 0, 1000000000},
     {"training", "moe_capacity_factor", T::number, "0", "MoE: expert capacity factor c (0: dropless routing); an expert takes at most c × its mean share of the routed tokens, and buffers are sized for it", Q::count, {}, 0, 64},
     {"training", "moe_imbalance", T::number, "1.25", "MoE, dropless routing: the busiest rank's routed tokens over the mean; expert activations, all-to-all buffers and the slowest rank's expert GEMMs scale with it (assumed: Switch Transformer's customary capacity factor 1.25)", Q::count, {}, 1, 64},
     {"training", "dropout", T::number, "0.0", "dropout probability (masks stored when > 0)", Q::count, {}, 0, 0.99},
@@ -140,6 +141,9 @@ std::vector<KeySpec> build_table() {
     {"checkpoint", "node_failure_rate", T::quantity, "\"0 /h\"", "interruptions per node per hour from host, network and storage, when gpu_failure_rate counts GPU faults only (the cluster's rate is gpus × gpu_failure_rate + nodes × node_failure_rate)", Q::rate},
     {"checkpoint", "interval", T::quantity, "", "time between checkpoints as planned (the report also gives the optimum)", Q::duration, {}, 0, 0, true},
     {"checkpoint", "format", T::choice, "\"sharded\"", "sharded (every rank writes its part) or gathered (one rank collects the full state)", Q::count, {"sharded", "gathered"}},
+    {"import", "deepspeed", T::text, "", "a DeepSpeed JSON config to import, relative to the plan file and inside its folder (docs/config.md#importing-training-configs)"},
+    {"import", "megatron", T::text, "", "a Megatron-LM launch script or argument list to import, as above"},
+    {"import", "torchtitan", T::text, "", "a torchtitan TOML job config to import, as above"},
   };
 }
 // clang-format on
@@ -166,8 +170,8 @@ const std::vector<KeySpec>& key_table() {
 }
 
 const std::vector<std::string_view>& section_names() {
-  static const std::vector<std::string_view> names = {"model", "training", "parallel", "cluster",
-                                                      "checkpoint"};
+  static const std::vector<std::string_view> names = {"model",   "training",   "parallel",
+                                                      "cluster", "checkpoint", "import"};
   return names;
 }
 

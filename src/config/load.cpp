@@ -34,6 +34,7 @@ Source source_of(const Origin& o) {
   if (o.what == "file") return Source::file;
   if (o.what == "preset") return Source::preset;
   if (o.what == "hf_config") return Source::hf_config;
+  if (o.what == "import") return Source::imported;
   if (o.what == "--set") return Source::set;
   if (o.what == "derived") return Source::derived;
   if (o.what == "calibration") return Source::calibration;
@@ -104,7 +105,7 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
     measured = read_calibration(profile, profile_gpu, errors);
   }
   Resolution r = resolve(&doc, name, base_dir, options.sets, errors,
-                         options.calibration.empty() ? nullptr : &measured);
+                         options.calibration.empty() ? nullptr : &measured, options.imports);
   if (!errors.empty()) {
     // Report the rules between values too, in the same run, except those that follow from an
     // error already reported: a rule naming a key whose value was rejected (it fell back to

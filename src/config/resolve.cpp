@@ -243,12 +243,41 @@ SettingMap read_calibration(const Value& doc, std::string& gpu_name,
 
 Resolution resolve(const Value* doc, const std::string& plan_name, const std::string& base_dir,
                    const std::vector<std::string>& sets, std::vector<Diagnostic>& errors,
-                   const SettingMap* calibration) {
+                   const SettingMap* calibration,
+                   const std::vector<std::pair<std::string, std::string>>& cli_imports) {
   Resolution r;
   r.plan_origin = Origin{plan_name, 1, 1, "file"};
-  SettingMap explicit_settings;
-  if (doc) read_sections(*doc, explicit_settings, r.sections, errors);
-  for (const std::string& s : sets) apply_set(s, explicit_settings, errors);
+  SettingMap stated;
+  if (doc) read_sections(*doc, stated, r.sections, errors);
+  for (const std::string& s : sets) apply_set(s, stated, errors);
+
+  // Imported training configs: from the plan ([import], inside its folder like hf_config) and
+  // the command line (--from). The plan's own keys win over them.
+  SettingMap imported;
+  for (const std::string& kind : import_kinds()) {
+    const auto it = stated.find("import." + kind);
+    if (it == stated.end()) continue;
+    std::filesystem::path p(std::get<std::string>(it->second.value));
+    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+    const std::filesystem::path root =
+        base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
+    if (!inside_folder(p, root)) {
+      errors.push_back(Diagnostic{
+          it->second.origin,
+          fmt::format("import.{}: \"{}\" is outside the plan's folder; an imported config is "
+                      "read only from the plan's folder or below it",
+                      kind, std::get<std::string>(it->second.value))});
+      continue;
+    }
+    overlay(imported, read_import(kind, p.lexically_normal().string(), it->second.origin, errors,
+                                  r.warnings));
+  }
+  for (const auto& [kind, path] : cli_imports)
+    overlay(imported,
+            read_import(kind, path, Origin{"--from", 0, 0, "option"}, errors, r.warnings));
+  // The model and GPU selectors may come from an import (torchtitan's model flavor).
+  SettingMap explicit_settings = imported;
+  overlay(explicit_settings, stated);
 
   SettingMap preset;
   auto model_preset = explicit_settings.find("model.preset");

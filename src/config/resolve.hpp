@@ -47,8 +47,15 @@ SettingMap read_calibration(const Value& doc, std::string& gpu_name,
 
 // Resolves a parsed plan document (`doc` may be null: --set only), a calibration profile's
 // settings (over the plan's and the presets'), and the --set overrides (over everything).
+// Imported training configs (import.* keys, --from) apply over the presets and under the plan.
 Resolution resolve(const Value* doc, const std::string& plan_name, const std::string& base_dir,
                    const std::vector<std::string>& sets, std::vector<Diagnostic>& errors,
-                   const SettingMap* calibration = nullptr);
+                   const SettingMap* calibration = nullptr,
+                   const std::vector<std::pair<std::string, std::string>>& cli_imports = {});
+
+// A training config → plan keys (origin "import"); what it ignores goes to `warnings`.
+SettingMap read_import(const std::string& kind, const std::string& path, const Origin& asked_at,
+                       std::vector<Diagnostic>& errors, std::vector<std::string>& warnings);
+const std::vector<std::string>& import_kinds();
 
 }  // namespace trainledger::config

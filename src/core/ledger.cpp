@@ -8,7 +8,8 @@ namespace trainledger {
 namespace {
 
 bool user_given(Source s) {
-  return s == Source::file || s == Source::set || s == Source::hf_config || s == Source::change;
+  return s == Source::file || s == Source::set || s == Source::hf_config || s == Source::imported ||
+         s == Source::change;
 }
 
 // An item that rests on assumed inputs is measured when one of them was measured, and given

@@ -64,6 +64,8 @@ std::string_view to_string(Source s) {
       return "file";
     case Source::hf_config:
       return "hf_config";
+    case Source::imported:
+      return "import";
     case Source::set:
       return "--set";
     case Source::derived:

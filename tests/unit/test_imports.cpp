@@ -1,0 +1,154 @@
+// Importing the training configs people have (docs/config.md#importing-training-configs): a
+// DeepSpeed JSON, a Megatron-LM launch script and a torchtitan TOML posted publicly
+// (tests/data/imports/SOURCES.md) give the same plan as the hand-written equivalent; every
+// imported value points into its file; what is not modelled is listed; bad input is located.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "helpers.hpp"
+#include "trainledger/config.hpp"
+#include "trainledger/plan.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+config::LoadedPlan load(const std::string& rel, const config::LoadOptions& o = {}) {
+  return config::load_plan_file(test::source_path("tests/data/imports/" + rel), o);
+}
+
+// Every memory item of every stage and every time item, equal.
+void same_numbers(const PlanResult& a, const PlanResult& b) {
+  REQUIRE(a.stages.size() == b.stages.size());
+  for (std::size_t s = 0; s < a.stages.size(); ++s) {
+    REQUIRE(a.stages[s].items.size() == b.stages[s].items.size());
+    for (std::size_t i = 0; i < a.stages[s].items.size(); ++i) {
+      INFO("stage " << s << " item " << i);
+      CHECK(a.stages[s].items[i].item == b.stages[s].items[i].item);
+      CHECK(a.stages[s].items[i].value == b.stages[s].items[i].value);
+    }
+  }
+  REQUIRE(a.time.size() == b.time.size());
+  for (std::size_t i = 0; i < a.time.size(); ++i) CHECK(a.time[i].value == b.time[i].value);
+}
+
+std::string origin_of(const config::LoadedPlan& p, const std::string& key) {
+  for (const auto& r : p.resolved)
+    if (r.key == key) return r.origin.to_string();
+  return "";
+}
+
+bool warned(const config::LoadedPlan& p, const std::string& text) {
+  for (const std::string& w : p.warnings)
+    if (w.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("imports: a real Megatron-LM launch script gives the hand-written plan", "[imports]") {
+  const auto imported = load("megatron.toml");
+  const auto by_hand = load("megatron-by-hand.toml");
+  same_numbers(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
+  // Values point at the script's lines: variables followed (TP_SIZE=1 → $TP_SIZE), arrays, the
+  // torchrun arguments (--nproc_per_node $GPUS_PER_NODE) for the cluster's shape.
+  CHECK(origin_of(imported, "parallel.tp").find("megatron-llama3-8b-h100-fp8.sh:117") !=
+        std::string::npos);
+  CHECK(origin_of(imported, "model.layers").find("megatron-llama3-8b-h100-fp8.sh:57") !=
+        std::string::npos);
+  CHECK(origin_of(imported, "cluster.gpus_per_node").find(".sh:") != std::string::npos);
+  CHECK(imported.input.training.precision == DType::fp8);    // --fp8-format beside --bf16
+  CHECK(imported.input.training.grad_dtype == DType::bf16);  // --grad-reduce-in-bf16
+  CHECK(warned(imported, "--fp8-param-gather (FP8 parameter all-gather is not modelled yet)"));
+  CHECK(warned(imported,
+               "--sequence-parallel (Megatron-LM turns sequence parallelism off when "
+               "tp = 1)"));
+  CHECK(warned(imported, "--lr;"));
+}
+
+TEST_CASE("imports: a real torchtitan job TOML gives the hand-written plan", "[imports]") {
+  const auto imported = load("torchtitan.toml");
+  const auto by_hand = load("torchtitan-by-hand.toml");
+  same_numbers(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
+  CHECK(imported.input.model.name == "Llama-3.1-70B");  // [model] llama3 / 70B → the preset
+  CHECK(origin_of(imported, "parallel.tp").find("torchtitan-llama3-70b.toml:41") !=
+        std::string::npos);
+  CHECK(origin_of(imported, "training.recompute").find("torchtitan-llama3-70b.toml") !=
+        std::string::npos);
+  CHECK(warned(imported, "optimizer (does not change memory or time)"));
+}
+
+TEST_CASE("imports: a real DeepSpeed JSON gives the hand-written plan", "[imports]") {
+  const auto imported = load("deepspeed.toml");
+  const auto by_hand = load("deepspeed-by-hand.toml");
+  same_numbers(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
+  CHECK(origin_of(imported, "parallel.zero")
+            .find("deepspeed-zero3-bf16.json#/zero_optimization/"
+                  "stage") != std::string::npos);
+  // reduce_bucket_size counts elements: 5e7 of 2 B.
+  CHECK(imported.input.parallel.bucket_size == 1e8);
+  // gradient_accumulation_steps: global = micro × dp × accum.
+  CHECK(imported.input.training.global_batch == 4 * 8 * 1);
+  CHECK(warned(imported, "stage3_param_persistence_threshold"));
+  // The plan's own keys win over the import.
+  const auto mine = load("deepspeed.toml", {{"parallel.zero=2"}, ""});
+  CHECK(mine.input.parallel.zero == 2);
+}
+
+TEST_CASE("imports: --from on the command line", "[imports][cli]") {
+  const std::string json = test::source_path("tests/data/imports/deepspeed-zero3-bf16.json");
+  const auto r = test::run_cli({"plan", test::source_path("tests/data/imports/deepspeed.toml")});
+  const auto f =
+      test::run_cli({"plan", "--from", "deepspeed", json, "--set", "model.preset=\"llama-2-7b\"",
+                     "--set", "training.seq_len=4096", "--set", "cluster.gpu=\"a100-sxm4-80gb\""});
+  REQUIRE(r.code == 0);
+  REQUIRE(f.code == 0);
+  // Same report but for the plan's name.
+  CHECK(r.out.substr(r.out.find('\n')) == f.out.substr(f.out.find('\n')));
+  const auto bad = test::run_cli({"plan", "--from", "accelerate", json});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("unknown kind \"accelerate\""));
+}
+
+TEST_CASE("imports: bad input is located", "[imports][errors]") {
+  const auto dir = std::filesystem::temp_directory_path() / "trainledger-imports";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  auto errors = [&](const std::string& plan) {
+    try {
+      config::load_plan_file(write("plan.toml", plan), {});
+    } catch (const config::ConfigError& e) {
+      std::string all;
+      for (const auto& d : e.diagnostics()) all += d.to_string() + "\n";
+      return all;
+    }
+    return std::string();
+  };
+  const std::string cluster =
+      "[model]\npreset = \"llama-2-7b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  write("train.sh",
+        "torchrun pretrain_gpt.py \\\n  --tensor-model-parallel-size $TP \\\n  --bf16\n");
+  CHECK_THAT(errors(cluster + "[import]\nmegatron = \"train.sh\"\n"),
+             Catch::Contains("train.sh:1:1: --tensor-model-parallel-size $TP: the script does "
+                             "not define TP"));
+  write("ds.json",
+        "{\"zero_optimization\": {\"stage\": 3, \"offload_param\": {\"device\": "
+        "\"nvme\"}}}");
+  CHECK_THAT(errors(cluster + "[import]\ndeepspeed = \"ds.json\"\n"),
+             Catch::Contains("ds.json#/zero_optimization/offload_param/device: "
+                             "zero_optimization.offload_param.device = \"nvme\""));
+  CHECK_THAT(errors(cluster + "[import]\ndeepspeed = \"../x.json\"\n"),
+             Catch::Contains("is outside the plan's folder"));
+  write("accum.json",
+        "{\"train_micro_batch_size_per_gpu\": 2, \"train_batch_size\": 64, "
+        "\"gradient_accumulation_steps\": 2}");
+  CHECK_THAT(errors(cluster + "[import]\ndeepspeed = \"accum.json\"\n"),
+             Catch::Contains("training.grad_accum (2) × micro_batch (2) × dp (8) = 32, but "
+                             "training.global_batch is 64"));
+  std::filesystem::remove_all(dir);
+}
