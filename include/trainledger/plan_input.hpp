@@ -38,6 +38,7 @@ struct TrainingSpec {
   std::int64_t document_length = 0;  // packed documents' mean length; 0: one per sequence
   std::int64_t micro_batch = 1;
   std::int64_t global_batch = 0;  // sequences per optimizer step
+  std::int64_t grad_accum = 0;    // as given (0: from global_batch); derived.grad_accum is used
   DType precision = DType::bf16;
   bool master_weights = true;
   DType grad_dtype = DType::bf16;

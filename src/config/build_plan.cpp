@@ -299,6 +299,7 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
   // Cross-field rules need a complete model; the world-size rules need a consistent world.
   if (sections_ok) validate(r, out, world_ok, errors);
   const std::int64_t accum = in.integer("training.grad_accum", 0);
+  out.training.grad_accum = accum;
   if (errors.empty() && accum > 0) {
     const std::int64_t from_accum = out.training.micro_batch * out.parallel.dp * accum;
     if (out.training.global_batch == 0) {

@@ -127,6 +127,7 @@ json training_json(const TrainingSpec& t) {
   j["recompute_layers"] = t.recompute_layers;
   j["attention"] = std::string(to_string(t.attention));
   j["dropout"] = t.dropout;
+  j["grad_accum"] = t.grad_accum;
   j["moe_capacity_factor"] = t.moe_capacity_factor;
   j["moe_imbalance"] = t.moe_imbalance;
   j["finetune"] = std::string(to_string(t.finetune));
