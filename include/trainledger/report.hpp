@@ -31,6 +31,11 @@ std::string render_explain(const LineItem& item, const std::string& where, const
 // "tp 8 → 4, dp 2 → 4".
 std::string change_text(const Change& c);
 
+// `plan --emit megatron|deepspeed|torchtitan`: the settings that realise the plan in that stack
+// (a Megatron-LM argument list, a DeepSpeed JSON, a torchtitan TOML); what the stack cannot
+// express is named in comments. `title` names the plan.
+std::string emit_config(const PlanInput& in, const std::string& stack, const std::string& title);
+
 // The version string printed by reports and --version.
 std::string version();
 

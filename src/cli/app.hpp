@@ -37,6 +37,7 @@ struct PlanOptions {
   std::string headroom = "10%";       // share of the capacity kept free (check's default)
   std::string calibration;            // --calibration PROFILE
   std::vector<std::string> from;      // --from KIND FILE, flattened
+  std::string emit;                   // plan --emit megatron|deepspeed|torchtitan
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
 void add_from_option(CLI::App& sub, std::vector<std::string>& from);

@@ -95,6 +95,11 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   add_plan_options(*sub, o);
   sub->add_option("--format", o.format, "table (default), json or markdown")
       ->check(CLI::IsMember({"table", "json", "markdown"}));
+  sub->add_option("--emit", o.emit,
+                  "print the settings that realise the plan in a training stack: a Megatron-LM "
+                  "argument list, a DeepSpeed JSON or a torchtitan TOML (the importers read them "
+                  "back)")
+      ->check(CLI::IsMember({"megatron", "deepspeed", "torchtitan"}));
   sub->add_option("--max", o.max,
                   "find the largest micro_batch or seq_len that fits (bisection over the ledger)")
       ->check(CLI::IsMember({"micro_batch", "seq_len"}));
@@ -116,6 +121,11 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   const config::LoadedPlan loaded = load(o);
   if (!o.max.empty()) return run_max(o, loaded, out);
   PlanResult plan = sound_plan(loaded);
+  if (!o.emit.empty()) {
+    out << report::emit_config(loaded.input, o.emit,
+                               fmt::format("{} ({})", loaded.input.model.name, loaded.source));
+    return out ? k_exit_ok : k_exit_runtime;
+  }
   plan.verdict.required_headroom = config::parse_share_option("--headroom", o.headroom);
   report::Options ro = report_options(o);
   if (!o.phase.empty()) {
