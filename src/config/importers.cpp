@@ -237,7 +237,13 @@ class Shell {
     if (w.empty()) return;
     const std::string x = expand(w, line);
     // A quoted word may hold several arguments ("--fp8-format hybrid").
-    for (const std::string& part : split(x)) m_tokens.push_back(Token{part, line});
+    for (const std::string& part : split(x)) {
+      if (m_tokens.size() >= 200000) {
+        m_too_long = line;
+        return;
+      }
+      m_tokens.push_back(Token{part, line});
+    }
   }
 
   static bool identifier(const std::string& s) {
@@ -287,8 +293,10 @@ class Shell {
     return it == m_vars.end() ? "" : it->second;
   }
 
-  // $NAME, ${NAME}, ${NAME:-default}, $((arithmetic)).
-  std::string expand(const std::string& w, int line) {
+  // $NAME, ${NAME}, ${NAME:-default}, $((arithmetic)), nested at most 8 deep; a value may not
+  // grow beyond 64 KiB (scripts come from pull requests: no expansion bombs).
+  std::string expand(const std::string& w, int line, int depth = 0) {
+    if (depth > 8) return undefined("(nested too deep)", line);
     std::string out;
     for (std::size_t i = 0; i < w.size(); ++i) {
       if (w[i] != '$' || i + 1 >= w.size()) {
@@ -309,7 +317,7 @@ class Shell {
         const std::string name = inner.substr(0, dflt);
         const std::string v = lookup(name, line, &known);
         out += known && !v.empty()         ? v
-               : dflt != std::string::npos ? expand(inner.substr(dflt + 2), line)
+               : dflt != std::string::npos ? expand(inner.substr(dflt + 2), line, depth + 1)
                                            : undefined(name, line);
         i = end;
       } else if (std::isalpha(static_cast<unsigned char>(w[i + 1])) || w[i + 1] == '_') {
@@ -323,9 +331,15 @@ class Shell {
       } else {
         out += w[i];
       }
+      if (out.size() > k_max_value) {
+        m_too_long = line;
+        return out.substr(0, k_max_value);
+      }
     }
     return out;
   }
+
+  static constexpr std::size_t k_max_value = 64 * 1024;
 
   std::string undefined(const std::string& name, int line) {
     m_unresolved[name] = line;
@@ -388,6 +402,7 @@ class Shell {
 
  public:
   std::map<std::string, int> m_unresolved;
+  int m_too_long = 0;  // a line whose expansion went over the bound
 };
 
 struct Flag {
@@ -453,10 +468,19 @@ bool takes_value(const std::vector<Token>& t, std::size_t i) {
   return i + 1 < t.size() && t[i + 1].text.rfind("--", 0) != 0;
 }
 
+// A value as an error message shows it: at most 40 characters.
+std::string shown(const std::string& v) { return v.size() > 40 ? v.substr(0, 40) + "..." : v; }
+
 void import_megatron(const std::string& text, Sink& s) {
   Shell sh(text);
   const auto& t = sh.tokens();
   auto at = [&](int line) { return Origin{s.path(), line, 1, "import"}; };
+  if (sh.m_too_long > 0) {
+    s.error(at(sh.m_too_long),
+            "the script's variables expand beyond 64 KiB or 200,000 words: "
+            "not a launch script the importer reads");
+    return;
+  }
   s.put("training.framework", text_value("megatron", at(1)));
   std::map<std::string, std::pair<std::string, int>> seen;  // flag → value, line (last wins)
   std::vector<std::string> ignored;
@@ -491,13 +515,13 @@ void import_megatron(const std::string& text, Sink& s) {
         s.error(at(v.second),
                 fmt::format("{} {}: the script does not define {} (give the value, or import the "
                             "argument list the job ran with)",
-                            flag, v.first, name));
+                            flag, shown(v.first), shown(name)));
   }
   auto integer = [&](const std::string& flag, const std::pair<std::string, int>& v) {
     char* end = nullptr;
     const long long x = std::strtoll(v.first.c_str(), &end, 10);
     if (end == v.first.c_str() || *end != '\0') {
-      s.error(at(v.second), fmt::format("{} {}: expected an integer", flag, v.first));
+      s.error(at(v.second), fmt::format("{} {}: expected an integer", flag, shown(v.first)));
       return std::optional<long long>();
     }
     return std::optional<long long>(x);
@@ -544,7 +568,8 @@ void import_megatron(const std::string& text, Sink& s) {
     if (flag == "--recompute-activations") s.put("training.recompute", text_value("selective", o));
     if (flag == "--recompute-granularity") {
       if (v.first != "full" && v.first != "selective")
-        s.error(o, fmt::format("--recompute-granularity {}: expected full or selective", v.first));
+        s.error(o, fmt::format("--recompute-granularity {}: expected full or selective",
+                               shown(v.first)));
       else
         s.put("training.recompute", text_value(v.first, o));
     }
@@ -731,14 +756,21 @@ const std::vector<std::string>& import_kinds() {
 
 SettingMap read_import(const std::string& kind, const std::string& path, const Origin& asked_at,
                        std::vector<Diagnostic>& errors, std::vector<std::string>& warnings) {
-  SettingMap out;
   std::string why;
   const std::optional<std::string> text = read_regular_file(path, k_max_hf_config_bytes, why);
   if (!text) {
     errors.push_back(
         Diagnostic{asked_at, fmt::format("import.{}: cannot read \"{}\": {}", kind, path, why)});
-    return out;
+    return {};
   }
+  return import_text(kind, *text, path, asked_at, errors, warnings);
+}
+
+SettingMap import_text(const std::string& kind, const std::string& text_in, const std::string& path,
+                       const Origin& asked_at, std::vector<Diagnostic>& errors,
+                       std::vector<std::string>& warnings) {
+  SettingMap out;
+  const std::optional<std::string> text = text_in;
   Sink sink(path, out, errors);
   const std::size_t before = errors.size();
   try {

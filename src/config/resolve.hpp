@@ -56,6 +56,10 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
 // A training config → plan keys (origin "import"); what it ignores goes to `warnings`.
 SettingMap read_import(const std::string& kind, const std::string& path, const Origin& asked_at,
                        std::vector<Diagnostic>& errors, std::vector<std::string>& warnings);
+// The same, from the file's text (`path` names it in origins).
+SettingMap import_text(const std::string& kind, const std::string& text, const std::string& path,
+                       const Origin& asked_at, std::vector<Diagnostic>& errors,
+                       std::vector<std::string>& warnings);
 const std::vector<std::string>& import_kinds();
 
 }  // namespace trainledger::config

@@ -2,7 +2,8 @@
 //   even: the text of a config.json, read as a plan's hf_config (the JSON reader, depth and
 //         number bounds, the architecture mapping);
 //   odd:  one --set value (KEY=VALUE) applied to the embedded default plan;
-//   'N':  an nccl-tests log (calibrate import: the parser, the fit, the profile).
+//   'N':  an nccl-tests log (calibrate import: the parser, the fit, the profile);
+//   'D', 'M', 'T': a DeepSpeed JSON, a Megatron-LM launch script, a torchtitan TOML imported.
 // Either loads and gives a plan whose only broken invariants are non-finite numbers (the CLI
 // refuses those as out of range), or fails with located, non-empty ConfigErrors.
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <iostream>
 #include <string>
 
+#include "resolve.hpp"
 #include "trainledger/calibrate.hpp"
 #include "trainledger/config.hpp"
 #include "trainledger/invariants.hpp"
@@ -42,7 +44,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    if (data[0] == 'N') {
+    if (data[0] == 'D' || data[0] == 'M' || data[0] == 'T') {
+      // An import maps onto plan keys, each located in the file, or fails with located errors.
+      const std::string kind = data[0] == 'D'   ? "deepspeed"
+                               : data[0] == 'M' ? "megatron"
+                                                : "torchtitan";
+      std::vector<config::Diagnostic> errors;
+      std::vector<std::string> warnings;
+      const config::SettingMap s =
+          config::import_text(kind, text, "fuzz.cfg", config::Origin{}, errors, warnings);
+      for (const auto& d : errors)
+        if (d.message.empty()) std::abort();
+      for (const auto& [key, setting] : s)
+        if (setting.origin.file.empty()) std::abort();
+    } else if (data[0] == 'N') {
       // A log fits into finite numbers, or is refused with a located error.
       const calibrate::Sweep s = calibrate::parse_nccl_tests(text, "fuzz.log", {});
       const calibrate::Profile p = calibrate::build_profile({s}, "fuzz", "fuzz", "now");

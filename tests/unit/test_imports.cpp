@@ -150,6 +150,17 @@ TEST_CASE("imports: bad input is located", "[imports][errors]") {
   CHECK_THAT(errors(cluster + "[import]\ndeepspeed = \"accum.json\"\n"),
              Catch::Contains("training.grad_accum (2) × micro_batch (2) × dp (8) = 32, but "
                              "training.global_batch is 64"));
+  // A script whose variables double and double again is refused, not expanded.
+  std::string bomb = "A=xxxxxxxx\n";
+  for (char c = 'B'; c <= 'K'; ++c)
+    bomb += std::string(1, c) + "=$" + std::string(1, static_cast<char>(c - 1)) + "$" +
+            std::string(1, static_cast<char>(c - 1)) + "$" +
+            std::string(1, static_cast<char>(c - 1)) + "$" +
+            std::string(1, static_cast<char>(c - 1)) + "\n";
+  bomb += "--seq-length $K\n";
+  write("bomb.sh", bomb);
+  CHECK_THAT(errors(cluster + "[import]\nmegatron = \"bomb.sh\"\n"),
+             Catch::Contains("expand beyond 64 KiB"));
   std::filesystem::remove_all(dir);
 }
 
