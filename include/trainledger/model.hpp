@@ -49,6 +49,10 @@ struct ModelSpec {
   int dense_layers = 0;             // MoE: the first layers have a dense MLP of width ffn
   QkNorm qk_norm = QkNorm::none;
   bool lm_head_bias = false;  // GPT-J, Phi-2
+  // Sliding-window attention: local layers attend to the last `sliding_window` keys; every
+  // `global_every`-th layer attends to the whole sequence (0: every layer is local).
+  int sliding_window = 0;
+  int global_every = 0;
   // Multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank > 0): queries through a rank
   // q_lora_rank bottleneck (0: a full h × heads·(nope + rope) matrix), keys and values from a
   // shared latent of kv_lora_rank plus one rope key of qk_rope_head_dim per token.

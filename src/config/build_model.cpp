@@ -116,6 +116,10 @@ ModelSpec build_model(const Resolution& r, std::vector<Diagnostic>& errors) {
   m.dense_layers = static_cast<int>(in.integer("model.dense_layers"));
   m.qk_norm = from_string(in.text("model.qk_norm"), QkNorm::none);
   m.lm_head_bias = in.boolean("model.lm_head_bias");
+  m.sliding_window = static_cast<int>(in.integer("model.sliding_window"));
+  m.global_every = static_cast<int>(in.integer("model.global_every"));
+  if (m.global_every > 0 && m.sliding_window == 0)
+    in.error("model.global_every", "model.global_every needs model.sliding_window");
   m.q_lora_rank = static_cast<int>(in.integer("model.q_lora_rank"));
   m.kv_lora_rank = static_cast<int>(in.integer("model.kv_lora_rank"));
   m.qk_nope_head_dim = static_cast<int>(in.integer("model.qk_nope_head_dim"));

@@ -249,11 +249,22 @@ void mixture(Cfg& c, std::initializer_list<const char*> experts, const char* exp
     c.refuse("mlp_only_layers", "dense layers among the MoE layers are not modelled");
 }
 
+// Sliding-window attention: the window (null or absent: none) and which layers are global.
+void window(Cfg& c, std::int64_t global_every) {
+  const Value* w = c.get({"sliding_window"});
+  if (!w || w->type != Value::Type::integer || w->integer <= 0) return;
+  c.set("sliding_window", *w, w->origin);
+  if (global_every > 0) c.fix("global_every", integer(global_every));
+}
+
 void read_type(Cfg& c, std::vector<std::string>& warnings) {
   const std::string& t = c.type();
+  if (c.flag("use_sliding_window"))
+    c.refuse("use_sliding_window",
+             "a sliding window on some layers (max_window_layers) is not modelled");
   if (t == "llama" || t == "mistral" || t == "phi3") {
     llama_like(c);
-    c.get({"sliding_window"});
+    window(c, 0);
   } else if (t == "mixtral") {
     llama_like(c);
     mixture(c, {"num_local_experts"}, "intermediate_size");
@@ -314,14 +325,26 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     gated_act(c, "gelu_pytorch_tanh");
     c.fix("norms_per_layer", integer(4));
     c.fix("qk_norm", str("head"));
-    c.get({"sliding_window"});
+    // Five local layers to one global (sliding_window_pattern 6; layer_types in newer files).
+    std::int64_t every = c.number("sliding_window_pattern", 0);
+    if (const Value* types = c.get({"layer_types"}); types && types->type == Value::Type::array) {
+      for (std::size_t i = 0; i < types->items.size(); ++i)
+        if (types->items[i].type == Value::Type::string &&
+            types->items[i].string == "full_attention") {
+          every = static_cast<std::int64_t>(i) + 1;
+          break;
+        }
+    }
+    window(c, every > 0 ? every : 6);
     if (c.flag("attention_bias"))
       c.refuse("attention_bias", "biases on q, k, v and o are not modelled for this model type");
   } else if (t == "gemma" || t == "gemma2") {
     llama_like(c);
     c.fix("tied_embeddings", boolean(true));
-    if (t == "gemma2") c.fix("norms_per_layer", integer(4));  // pre and post norms
-    c.get({"sliding_window"});
+    if (t == "gemma2") {
+      c.fix("norms_per_layer", integer(4));  // pre and post norms
+      window(c, 2);                          // local and global layers alternate
+    }
   } else if (t == "olmo") {
     llama_like(c);
     c.set("norm", str("none"), c.origin());  // a LayerNorm without parameters
@@ -339,7 +362,7 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     c.fix("norm", str("layernorm"));
     c.fix("ffn_act", str("gelu"));
     c.fix("bias", str(c.flag("use_bias", true) ? "all" : "none"));
-    c.get({"sliding_window"});
+    window(c, 0);
   } else if (t == "phi") {
     // Phi-1/1.5/2: one LayerNorm before parallel attention and MLP; biases everywhere,
     // the LM head's too (modeling_phi.py).

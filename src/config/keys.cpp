@@ -36,6 +36,8 @@ std::vector<KeySpec> build_table() {
     {"model", "tied_embeddings", T::boolean, "false", "LM head shares the embedding matrix"},
     {"model", "norm", T::choice, "\"rmsnorm\"", "rmsnorm (weight), layernorm (weight + bias) or none (a LayerNorm without parameters: OLMo)", Q::count, {"rmsnorm", "layernorm", "none"}},
     {"model", "bias", T::choice, "\"none\"", "biases: none (Llama), qkv (Qwen2), mlp (GPT-J: the MLP's only), all (GPT-2/BLOOM/Phi-2/StarCoder2: every linear layer)", Q::count, {"none", "qkv", "mlp", "all"}},
+    {"model", "sliding_window", T::integer, "0", "sliding-window attention: keys a local layer attends to (0: full attention; Mistral v0.1 4096, Gemma 2 4096, Gemma 3 512-1024)", Q::count, {}, 0, 1000000000},
+    {"model", "global_every", T::integer, "0", "with a sliding window: every n-th layer attends to the whole sequence (Gemma 2: 2, Gemma 3: 6; 0: every layer is local)", Q::count, {}, 0, 100000},
     {"model", "lm_head_bias", T::boolean, "false", "the LM head has a bias (GPT-J, Phi-2)"},
     {"model", "qk_norm", T::choice, "\"none\"", "norms on queries and keys: none, head (per head: Qwen3, Gemma 3) or full (over all heads: OLMo 2)", Q::count, {"none", "head", "full"}},
     {"model", "position_embeddings", T::integer, "0", "rows of a learned position table (0 for RoPE/ALiBi)", Q::count, {}, 0, 100000000},

@@ -126,6 +126,14 @@ LayerFlops layer_flops(const PlanInput& in) {
       static_cast<double>(doc > 0 ? std::min(doc, in.training.seq_len) : in.training.seq_len);
   // Q·Kᵀ over the query/key head dimension, P·V over the value head dimension.
   f.attention = 2 * T * s_keys * m.heads * (d + dv) / t;
+  if (m.sliding_window > 0 && m.sliding_window < s_keys) {
+    // A causal window of w keys executes w/s·(1 − w/2s) of the s² a full causal layer does half
+    // of: as keys, 2w − w²/s. Local layers are all but every global_every-th.
+    const double w = m.sliding_window;
+    const double local_keys = 2 * w - w * w / s_keys;
+    const double global_share = m.global_every > 0 ? 1.0 / m.global_every : 0.0;
+    f.attention *= global_share + (1 - global_share) * local_keys / s_keys;
+  }
   const double f_width = moe_share * (m.expert_ffn * static_cast<double>(m.experts_per_token)) +
                          (1 - moe_share) * m.ffn;
   f.op_recomputed = 2 * T * (h * kv + q * h + h * f_width) / t;

@@ -152,3 +152,34 @@ gpu = "h100-sxm5-80gb"
   REQUIRE(ep_bytes(balanced) > 0);
   CHECK(ep_bytes(busy) == Approx(2 * ep_bytes(balanced)).epsilon(1e-9));
 }
+
+TEST_CASE("sliding-window attention executes a window of keys on its local layers",
+          "[architectures]") {
+  const std::string plan = R"([model]
+hf_config = "hf/gemma-2-9b.json"
+[training]
+seq_len = 8192
+global_batch = 8
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+  const PlanResult windowed = test::plan_text(plan);
+  CHECK(windowed.input.model.sliding_window == 4096);
+  CHECK(windowed.input.model.global_every == 2);  // Gemma 2 alternates local and global
+  const PlanResult full = test::plan_text(plan, {"model.sliding_window=0", "model.global_every=0"});
+  const LineItem* a = find_item(windowed.time, ItemId::time_compute);
+  const LineItem* b = find_item(full.time, ItemId::time_compute);
+  REQUIRE((a && b));
+  // Local layers: 2w − w²/s = 6144 of 8192 keys; half the layers are local: 0.875.
+  CHECK(term(*a, "attention_flops") == Approx(0.875 * term(*b, "attention_flops")).epsilon(1e-12));
+  // A window at least as long as the sequence changes nothing.
+  const PlanResult wide = test::plan_text(plan, {"model.sliding_window=8192"});
+  CHECK(term(*find_item(wide.time, ItemId::time_compute), "attention_flops") ==
+        term(*b, "attention_flops"));
+  // Gemma 3: five local layers to one global.
+  const auto g3 = test::load_text(
+      "[model]\nhf_config = \"hf/gemma-3-1b.json\"\n[cluster]\ngpu = "
+      "\"h100-sxm5-80gb\"\n");
+  CHECK(g3.input.model.sliding_window == 512);
+  CHECK(g3.input.model.global_every == 6);
+}
