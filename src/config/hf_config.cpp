@@ -18,27 +18,6 @@ namespace trainledger::config {
 
 namespace {
 
-Value str(const std::string& s) {
-  Value v;
-  v.type = Value::Type::string;
-  v.string = s;
-  return v;
-}
-
-Value integer(std::int64_t i) {
-  Value v;
-  v.type = Value::Type::integer;
-  v.integer = i;
-  return v;
-}
-
-Value boolean(bool b) {
-  Value v;
-  v.type = Value::Type::boolean;
-  v.boolean = b;
-  return v;
-}
-
 const Value* field(const Value& doc, const std::string& key) {
   for (const auto& [k, v] : doc.fields)
     if (k == key && v.type != Value::Type::other) return &v;
@@ -147,7 +126,7 @@ class Cfg {
     } else {
       Origin o = origin();
       o.file += fmt::format("#(default {} = {})", json_key, fallback);
-      set(key, integer(fallback), o);
+      set(key, integer_value(fallback), o);
     }
   }
   // model.<key> fixed by the architecture.
@@ -213,9 +192,9 @@ void gated_act(Cfg& c, const char* fallback) {
   if (act.empty()) act = c.text("hidden_act");
   if (act.empty()) act = fallback;
   if (act == "silu" || act == "swish") {
-    c.fix("ffn_act", str("swiglu"));
+    c.fix("ffn_act", string_value("swiglu"));
   } else if (act.rfind("gelu", 0) == 0) {
-    c.fix("ffn_act", str("geglu"));
+    c.fix("ffn_act", string_value("geglu"));
   } else {
     c.refuse("hidden_act", "a gated MLP with this activation is not modelled (silu, gelu)");
   }
@@ -231,7 +210,7 @@ void llama_like(Cfg& c) {
   c.opt("kv_heads", {"num_key_value_heads"});
   c.opt("head_dim", {"head_dim"});
   c.opt("tied_embeddings", {"tie_word_embeddings"});
-  c.fix("norm", str("rmsnorm"));
+  c.fix("norm", string_value("rmsnorm"));
   gated_act(c, "silu");
   if (c.flag("attention_bias"))
     c.refuse("attention_bias", "biases on q, k, v and o are not modelled for this model type");
@@ -254,7 +233,7 @@ void window(Cfg& c, std::int64_t global_every) {
   const Value* w = c.get({"sliding_window"});
   if (!w || w->type != Value::Type::integer || w->integer <= 0) return;
   c.set("sliding_window", *w, w->origin);
-  if (global_every > 0) c.fix("global_every", integer(global_every));
+  if (global_every > 0) c.fix("global_every", integer_value(global_every));
 }
 
 void read_type(Cfg& c, std::vector<std::string>& warnings) {
@@ -270,21 +249,21 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     mixture(c, {"num_local_experts"}, "intermediate_size");
   } else if (t == "qwen2") {
     llama_like(c);
-    c.fix("bias", str("qkv"));
+    c.fix("bias", string_value("qkv"));
   } else if (t == "qwen2_moe") {
     llama_like(c);
-    c.fix("bias", str("qkv"));
+    c.fix("bias", string_value("qkv"));
     mixture(c, {"num_experts"}, "moe_intermediate_size");
     if (c.opt("shared_expert_ffn", {"shared_expert_intermediate_size"})) {
-      c.fix("shared_experts", integer(1));
-      c.fix("shared_expert_gate", boolean(true));
+      c.fix("shared_experts", integer_value(1));
+      c.fix("shared_expert_gate", boolean_value(true));
     }
   } else if (t == "qwen3") {
     llama_like(c);
-    c.fix("qk_norm", str("head"));
+    c.fix("qk_norm", string_value("head"));
   } else if (t == "qwen3_moe") {
     llama_like(c);
-    c.fix("qk_norm", str("head"));
+    c.fix("qk_norm", string_value("head"));
     mixture(c, {"num_experts"}, "moe_intermediate_size");
   } else if (t == "deepseek_v2" || t == "deepseek_v3") {
     llama_like(c);
@@ -302,7 +281,7 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
       if (c.number("moe_layer_freq", 1) != 1)
         c.refuse("moe_layer_freq", "MoE layers interleaved with dense ones are not modelled");
       // DeepSeek-V3's aux-loss-free routing adds e_score_correction_bias per expert.
-      if (c.text("topk_method") == "noaux_tc") c.fix("router_bias", boolean(true));
+      if (c.text("topk_method") == "noaux_tc") c.fix("router_bias", boolean_value(true));
     }
     if (const std::int64_t mtp = c.number("num_nextn_predict_layers", 0); mtp > 0)
       warnings.push_back(fmt::format(
@@ -320,11 +299,11 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     c.need_or("head_dim", "head_dim", 256);
     c.need_or("ffn", "intermediate_size", 9216);
     c.need_or("vocab", "vocab_size", 262208);
-    c.fix("tied_embeddings", boolean(true));
-    c.fix("norm", str("rmsnorm"));
+    c.fix("tied_embeddings", boolean_value(true));
+    c.fix("norm", string_value("rmsnorm"));
     gated_act(c, "gelu_pytorch_tanh");
-    c.fix("norms_per_layer", integer(4));
-    c.fix("qk_norm", str("head"));
+    c.fix("norms_per_layer", integer_value(4));
+    c.fix("qk_norm", string_value("head"));
     // Five local layers to one global (sliding_window_pattern 6; layer_types in newer files).
     std::int64_t every = c.number("sliding_window_pattern", 0);
     if (const Value* types = c.get({"layer_types"}); types && types->type == Value::Type::array) {
@@ -340,17 +319,17 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
       c.refuse("attention_bias", "biases on q, k, v and o are not modelled for this model type");
   } else if (t == "gemma" || t == "gemma2") {
     llama_like(c);
-    c.fix("tied_embeddings", boolean(true));
+    c.fix("tied_embeddings", boolean_value(true));
     if (t == "gemma2") {
-      c.fix("norms_per_layer", integer(4));  // pre and post norms
-      window(c, 2);                          // local and global layers alternate
+      c.fix("norms_per_layer", integer_value(4));  // pre and post norms
+      window(c, 2);                                // local and global layers alternate
     }
   } else if (t == "olmo") {
     llama_like(c);
-    c.set("norm", str("none"), c.origin());  // a LayerNorm without parameters
+    c.set("norm", string_value("none"), c.origin());  // a LayerNorm without parameters
   } else if (t == "olmo2") {
     llama_like(c);
-    c.fix("qk_norm", str("full"));
+    c.fix("qk_norm", string_value("full"));
   } else if (t == "starcoder2") {
     c.need("layers", {"num_hidden_layers"});
     c.need("hidden", {"hidden_size"});
@@ -358,10 +337,10 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     c.need("ffn", {"intermediate_size"});
     c.need("vocab", {"vocab_size"});
     c.opt("kv_heads", {"num_key_value_heads"});
-    c.fix("tied_embeddings", boolean(c.flag("tie_word_embeddings", true)));
-    c.fix("norm", str("layernorm"));
-    c.fix("ffn_act", str("gelu"));
-    c.fix("bias", str(c.flag("use_bias", true) ? "all" : "none"));
+    c.fix("tied_embeddings", boolean_value(c.flag("tie_word_embeddings", true)));
+    c.fix("norm", string_value("layernorm"));
+    c.fix("ffn_act", string_value("gelu"));
+    c.fix("bias", string_value(c.flag("use_bias", true) ? "all" : "none"));
     window(c, 0);
   } else if (t == "phi") {
     // Phi-1/1.5/2: one LayerNorm before parallel attention and MLP; biases everywhere,
@@ -372,13 +351,13 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     c.need("ffn", {"intermediate_size"});
     c.need("vocab", {"vocab_size"});
     c.opt("kv_heads", {"num_key_value_heads"});
-    c.fix("tied_embeddings", boolean(c.flag("tie_word_embeddings", false)));
+    c.fix("tied_embeddings", boolean_value(c.flag("tie_word_embeddings", false)));
     if (c.flag("qk_layernorm")) c.refuse("qk_layernorm", "Phi's q/k LayerNorms are not modelled");
-    c.fix("norm", str("layernorm"));
-    c.fix("norms_per_layer", integer(1));
-    c.fix("ffn_act", str("gelu"));
-    c.fix("bias", str("all"));
-    c.fix("lm_head_bias", boolean(true));
+    c.fix("norm", string_value("layernorm"));
+    c.fix("norms_per_layer", integer_value(1));
+    c.fix("ffn_act", string_value("gelu"));
+    c.fix("bias", string_value("all"));
+    c.fix("lm_head_bias", boolean_value(true));
   } else if (t == "gptj") {
     // GPT-J: one LayerNorm before parallel attention and MLP; no attention biases; the MLP and
     // the LM head have biases (modeling_gptj.py).
@@ -387,12 +366,12 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     c.need("heads", {"n_head"});
     c.need("vocab", {"vocab_size"});
     c.opt("ffn", {"n_inner"});
-    c.fix("tied_embeddings", boolean(c.flag("tie_word_embeddings", false)));
-    c.fix("norm", str("layernorm"));
-    c.fix("norms_per_layer", integer(1));
-    c.fix("ffn_act", str("gelu"));
-    c.fix("bias", str("mlp"));
-    c.fix("lm_head_bias", boolean(true));
+    c.fix("tied_embeddings", boolean_value(c.flag("tie_word_embeddings", false)));
+    c.fix("norm", string_value("layernorm"));
+    c.fix("norms_per_layer", integer_value(1));
+    c.fix("ffn_act", string_value("gelu"));
+    c.fix("bias", string_value("mlp"));
+    c.fix("lm_head_bias", boolean_value(true));
   } else if (t == "falcon") {
     // Falcon (modeling_falcon.py): parallel attention and MLP; multi-query (7B) or grouped
     // heads with two norms per layer (new_decoder_architecture: 40B, 180B); MLP 4h.
@@ -404,21 +383,21 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     const bool new_arch = c.flag("new_decoder_architecture");
     if (new_arch) {
       c.need("kv_heads", {"num_kv_heads", "n_head_kv"});
-      c.fix("norms_per_layer", integer(c.number("num_ln_in_parallel_attn", 2)));
+      c.fix("norms_per_layer", integer_value(c.number("num_ln_in_parallel_attn", 2)));
     } else {
       if (c.flag("multi_query", true))
-        c.fix("kv_heads", integer(1));
+        c.fix("kv_heads", integer_value(1));
       else
         c.get({"num_kv_heads", "n_head_kv"});
       if (!c.flag("parallel_attn", true))
-        c.fix("norms_per_layer", integer(2));
+        c.fix("norms_per_layer", integer_value(2));
       else
-        c.fix("norms_per_layer", integer(1));
+        c.fix("norms_per_layer", integer_value(1));
     }
-    c.fix("tied_embeddings", boolean(c.flag("tie_word_embeddings", true)));
-    c.fix("norm", str("layernorm"));
-    c.fix("ffn_act", str("gelu"));
-    if (c.flag("bias")) c.fix("bias", str("all"));
+    c.fix("tied_embeddings", boolean_value(c.flag("tie_word_embeddings", true)));
+    c.fix("norm", string_value("layernorm"));
+    c.fix("ffn_act", string_value("gelu"));
+    if (c.flag("bias")) c.fix("bias", string_value("all"));
     if (c.flag("alibi")) c.get({"alibi"});
   } else if (t == "gpt2") {
     c.need("layers", {"n_layer"});
@@ -427,10 +406,10 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     c.need("vocab", {"vocab_size"});
     c.need("position_embeddings", {"n_positions"});
     c.opt("ffn", {"n_inner"});
-    c.fix("norm", str("layernorm"));
-    c.fix("ffn_act", str("gelu"));
-    c.fix("bias", str("all"));
-    c.fix("tied_embeddings", boolean(true));
+    c.fix("norm", string_value("layernorm"));
+    c.fix("ffn_act", string_value("gelu"));
+    c.fix("bias", string_value("all"));
+    c.fix("tied_embeddings", boolean_value(true));
   } else if (t == "gpt_neox") {
     c.need("layers", {"num_hidden_layers"});
     c.need("hidden", {"hidden_size"});
@@ -438,19 +417,19 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     c.need("ffn", {"intermediate_size"});
     c.need("vocab", {"vocab_size"});
     c.opt("tied_embeddings", {"tie_word_embeddings"});
-    c.fix("norm", str("layernorm"));
-    c.fix("ffn_act", str("gelu"));
-    c.fix("bias", str(c.flag("attention_bias", true) ? "all" : "mlp"));
+    c.fix("norm", string_value("layernorm"));
+    c.fix("ffn_act", string_value("gelu"));
+    c.fix("bias", string_value(c.flag("attention_bias", true) ? "all" : "mlp"));
   } else if (t == "bloom") {
     c.need("layers", {"n_layer", "num_hidden_layers"});
     c.need("hidden", {"hidden_size", "n_embed"});
     c.need("heads", {"n_head", "num_attention_heads"});
     c.need("vocab", {"vocab_size"});
-    c.fix("norm", str("layernorm"));
-    c.fix("ffn_act", str("gelu"));
-    c.fix("bias", str("all"));
-    c.fix("embedding_norm", boolean(true));
-    c.fix("tied_embeddings", boolean(true));
+    c.fix("norm", string_value("layernorm"));
+    c.fix("ffn_act", string_value("gelu"));
+    c.fix("bias", string_value("all"));
+    c.fix("embedding_norm", boolean_value(true));
+    c.fix("tied_embeddings", boolean_value(true));
   }
 }
 
@@ -535,7 +514,8 @@ SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
   if (errors.size() > before) return {};
   // GPT-2 (n_inner null), GPT-J, Falcon and BLOOM use an MLP of 4h.
   if (!out.count("model.ffn") && out.count("model.hidden"))
-    c.set("ffn", integer(4 * std::get<std::int64_t>(out.at("model.hidden").value)), file_origin);
+    c.set("ffn", integer_value(4 * std::get<std::int64_t>(out.at("model.hidden").value)),
+          file_origin);
   if (const Value* name = field(doc, "_name_or_path");
       name && name->type == Value::Type::string && !name->string.empty())
     c.set("name", *name, name->origin);

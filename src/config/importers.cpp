@@ -17,38 +17,6 @@ namespace trainledger::config {
 
 namespace {
 
-Value text_value(const std::string& s, const Origin& at) {
-  Value v;
-  v.type = Value::Type::string;
-  v.string = s;
-  v.origin = at;
-  return v;
-}
-
-Value int_value(std::int64_t i, const Origin& at) {
-  Value v;
-  v.type = Value::Type::integer;
-  v.integer = i;
-  v.origin = at;
-  return v;
-}
-
-Value bool_value(bool b, const Origin& at) {
-  Value v;
-  v.type = Value::Type::boolean;
-  v.boolean = b;
-  v.origin = at;
-  return v;
-}
-
-Value num_value(double d, const Origin& at) {
-  Value v;
-  v.type = Value::Type::floating;
-  v.floating = d;
-  v.origin = at;
-  return v;
-}
-
 class Sink {
  public:
   Sink(std::string path, SettingMap& out, std::vector<Diagnostic>& errors)
@@ -95,7 +63,7 @@ bool auto_value(const Value& v) { return v.type == Value::Type::string && v.stri
 // DeepSpeed JSON (deepspeed/runtime/config.py, zero/config.py).
 
 void import_deepspeed(const Value& doc, Sink& s) {
-  s.put("training.framework", text_value("deepspeed", doc.origin));
+  s.put("training.framework", string_value("deepspeed", doc.origin));
   for (const auto& [key, v] : doc.fields) {
     const Origin& at = v.origin;
     if (auto_value(v)) {
@@ -111,7 +79,7 @@ void import_deepspeed(const Value& doc, Sink& s) {
     } else if (key == "bf16" || key == "fp16") {
       const Value* en = field(v, "enabled");
       if (en && en->type == Value::Type::boolean && en->boolean)
-        s.put("training.precision", text_value(key, en->origin));
+        s.put("training.precision", string_value(key, en->origin));
       for (const auto& [k, x] : v.fields)
         if (k != "enabled") s.ignore(key + "." + k, "loss scaling does not change memory or time");
     } else if (key == "zero_optimization") {
@@ -126,7 +94,7 @@ void import_deepspeed(const Value& doc, Sink& s) {
         } else if (k == "reduce_bucket_size" || k == "allgather_bucket_size") {
           // Elements, not bytes: DeepSpeed's buckets hold 16-bit gradients (2 B each).
           if (const auto n = number_of(x); n && k == "reduce_bucket_size")
-            s.put("parallel.bucket_size", text_value(fmt::format("{:.0f} B", *n * 2), x.origin));
+            s.put("parallel.bucket_size", string_value(fmt::format("{:.0f} B", *n * 2), x.origin));
           else if (k == "allgather_bucket_size")
             s.ignore(name, "the parameter all-gather bucket is not modelled");
         } else if (k == "offload_optimizer" || k == "offload_param") {
@@ -138,8 +106,9 @@ void import_deepspeed(const Value& doc, Sink& s) {
                                                name));
               continue;
             }
-            s.put("parallel.offload",
-                  text_value(k == "offload_param" ? "optimizer+params" : "optimizer", dev->origin));
+            s.put(
+                "parallel.offload",
+                string_value(k == "offload_param" ? "optimizer+params" : "optimizer", dev->origin));
           }
         } else {
           s.ignore(name, "a tuning knob the planner does not model");
@@ -151,11 +120,11 @@ void import_deepspeed(const Value& doc, Sink& s) {
         std::string t = type->string;
         for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (t == "adam" || t == "adamw" || t == "fusedadam" || t == "cpuadam")
-          s.put("training.optimizer", text_value("adamw", type->origin));
+          s.put("training.optimizer", string_value("adamw", type->origin));
         else if (t == "lion")
-          s.put("training.optimizer", text_value("lion", type->origin));
+          s.put("training.optimizer", string_value("lion", type->origin));
         else if (t == "sgd")
-          s.put("training.optimizer", text_value("sgd-momentum", type->origin));
+          s.put("training.optimizer", string_value("sgd-momentum", type->origin));
         else
           s.ignore("optimizer.type " + type->string, "not a modelled optimizer: the plan's stays");
       }
@@ -481,7 +450,7 @@ void import_megatron(const std::string& text, Sink& s) {
             "not a launch script the importer reads");
     return;
   }
-  s.put("training.framework", text_value("megatron", at(1)));
+  s.put("training.framework", string_value("megatron", at(1)));
   std::map<std::string, std::pair<std::string, int>> seen;  // flag → value, line (last wins)
   std::vector<std::string> ignored;
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -541,44 +510,45 @@ void import_megatron(const std::string& text, Sink& s) {
         }
       }
       if (!f->has_value) {
-        s.put(key, bool_value(true, o));
+        s.put(key, boolean_value(true, o));
       } else if (key == "training.moe_capacity_factor") {
-        s.put(key, num_value(std::atof(v.first.c_str()), o));
+        s.put(key, number_value(std::atof(v.first.c_str()), o));
       } else if (const auto x = integer(flag, v)) {
-        s.put(key, int_value(*x, o));
+        s.put(key, integer_value(*x, o));
       }
       continue;
     }
-    if (flag == "--use-distributed-optimizer") s.put("parallel.zero", int_value(1, o));
+    if (flag == "--use-distributed-optimizer") s.put("parallel.zero", integer_value(1, o));
     // FP8 recipes run beside --bf16: FP8 wins.
     if ((flag == "--bf16" || flag == "--fp16") && !seen.count("--fp8-format"))
-      s.put("training.precision", text_value(flag.substr(2), o));
-    if (flag == "--fp8-format") s.put("training.precision", text_value("fp8", o));
+      s.put("training.precision", string_value(flag.substr(2), o));
+    if (flag == "--fp8-format") s.put("training.precision", string_value("fp8", o));
     if (flag == "--fp8-param-gather")
       s.ignore(flag, "FP8 parameter all-gather is not modelled yet");
-    if (flag == "--swiglu") s.put("model.ffn_act", text_value("swiglu", o));
+    if (flag == "--swiglu") s.put("model.ffn_act", string_value("swiglu", o));
     if (flag == "--normalization")
-      s.put("model.norm", text_value(v.first == "RMSNorm" ? "rmsnorm" : "layernorm", o));
+      s.put("model.norm", string_value(v.first == "RMSNorm" ? "rmsnorm" : "layernorm", o));
     if (flag == "--untie-embeddings-and-output-weights")
-      s.put("model.tied_embeddings", bool_value(false, o));
-    if (flag == "--disable-bias-linear") s.put("model.bias", text_value("none", o));
-    if (flag == "--add-qkv-bias") s.put("model.bias", text_value("qkv", o));
+      s.put("model.tied_embeddings", boolean_value(false, o));
+    if (flag == "--disable-bias-linear") s.put("model.bias", string_value("none", o));
+    if (flag == "--add-qkv-bias") s.put("model.bias", string_value("qkv", o));
     if (flag == "--group-query-attention" && !seen.count("--num-query-groups"))
       s.error(o, "--group-query-attention without --num-query-groups");
-    if (flag == "--recompute-activations") s.put("training.recompute", text_value("selective", o));
+    if (flag == "--recompute-activations")
+      s.put("training.recompute", string_value("selective", o));
     if (flag == "--recompute-granularity") {
       if (v.first != "full" && v.first != "selective")
         s.error(o, fmt::format("--recompute-granularity {}: expected full or selective",
                                shown(v.first)));
       else
-        s.put("training.recompute", text_value(v.first, o));
+        s.put("training.recompute", string_value(v.first, o));
     }
     if (flag == "--recompute-method" || flag == "--recompute-num-layers")
       s.ignore(flag, "recompute of a subset of layers: set training.recompute_layers");
     if (flag == "--virtual-pipeline-model-parallel-size") {
       if (const auto x = integer(flag, v)) {
-        s.put("parallel.virtual_stages", int_value(*x, o));
-        s.put("parallel.schedule", text_value("interleaved", o));
+        s.put("parallel.virtual_stages", integer_value(*x, o));
+        s.put("parallel.schedule", string_value("interleaved", o));
       }
     }
     if (flag == "--num-layers-per-virtual-pipeline-stage") {
@@ -593,8 +563,8 @@ void import_megatron(const std::string& text, Sink& s) {
         const long long l = std::atoll(layers->second.first.c_str());
         const long long p = std::atoll(pp->second.first.c_str());
         if (p > 0 && l % (p * *per) == 0) {
-          s.put("parallel.virtual_stages", int_value(l / (p * *per), o));
-          s.put("parallel.schedule", text_value("interleaved", o));
+          s.put("parallel.virtual_stages", integer_value(l / (p * *per), o));
+          s.put("parallel.schedule", string_value("interleaved", o));
         } else {
           s.error(o, fmt::format("--num-layers-per-virtual-pipeline-stage {}: {} layers do not "
                                  "split into {} stages of that",
@@ -604,18 +574,18 @@ void import_megatron(const std::string& text, Sink& s) {
     }
     if (flag == "--moe-shared-expert-intermediate-size") {
       if (const auto x = integer(flag, v)) {
-        s.put("model.shared_experts", int_value(1, o));
-        s.put("model.shared_expert_ffn", int_value(*x, o));
+        s.put("model.shared_experts", integer_value(1, o));
+        s.put("model.shared_expert_ffn", integer_value(*x, o));
       }
     }
-    if (flag == "--cross-entropy-loss-fusion") s.put("training.loss", text_value("fused", o));
+    if (flag == "--cross-entropy-loss-fusion") s.put("training.loss", string_value("fused", o));
     // Megatron-Core DDP keeps main_grad in the reduce dtype (grad_reduce_in_fp32 off).
     if (flag == "--grad-reduce-in-bf16") {
-      s.put("training.grad_dtype", text_value("bf16", o));
-      s.put("training.reduce_dtype", text_value("bf16", o));
+      s.put("training.grad_dtype", string_value("bf16", o));
+      s.put("training.reduce_dtype", string_value("bf16", o));
     }
     if (flag == "--use-flash-attn" || flag == "--attention-backend")
-      s.put("training.attention", text_value("flash", o));
+      s.put("training.attention", string_value("flash", o));
   }
   for (const std::string& f : ignored) s.ignore(f, "");
 }
@@ -624,7 +594,7 @@ void import_megatron(const std::string& text, Sink& s) {
 // torchtitan TOML (torchtitan/config/job_config.py).
 
 void import_torchtitan(const Value& doc, Sink& s) {
-  s.put("training.framework", text_value("pytorch", doc.origin));
+  s.put("training.framework", string_value("pytorch", doc.origin));
   for (const auto& [section, table] : doc.fields) {
     if (table.type != Value::Type::table) continue;
     for (std::size_t i = 0; i < table.fields.size(); ++i) {
@@ -643,7 +613,7 @@ void import_torchtitan(const Value& doc, Sink& s) {
         else if (k == "data_parallel_shard_degree") {
           // FSDP unless the shard group is one rank (-1: every remaining rank).
           if (v.type == Value::Type::integer && v.integer != 1)
-            s.put("parallel.zero", int_value(3, v.origin));
+            s.put("parallel.zero", integer_value(3, v.origin));
           if (v.type == Value::Type::integer && v.integer > 1) s.put("parallel.zero_shard_size", v);
         } else if (k == "data_parallel_replicate_degree") {
           if (v.type == Value::Type::integer && v.integer > 1)
@@ -651,20 +621,20 @@ void import_torchtitan(const Value& doc, Sink& s) {
         } else if (k == "pipeline_parallel_schedule" && v.type == Value::Type::string) {
           const std::string& x = v.string;
           if (x == "1F1B")
-            s.put("parallel.schedule", text_value("1f1b", v.origin));
+            s.put("parallel.schedule", string_value("1f1b", v.origin));
           else if (x == "GPipe")
-            s.put("parallel.schedule", text_value("gpipe", v.origin));
+            s.put("parallel.schedule", string_value("gpipe", v.origin));
           else if (x == "Interleaved1F1B")
-            s.put("parallel.schedule", text_value("interleaved", v.origin));
+            s.put("parallel.schedule", string_value("interleaved", v.origin));
           else
             s.ignore(name + " = " + x, "not a modelled schedule");
         } else if (k == "enable_async_tensor_parallel") {
           s.put("parallel.overlap_tp", v);
         } else if (k == "fsdp_reshard_after_forward" && v.type == Value::Type::string) {
           if (v.string == "never")
-            s.put("parallel.reshard_after_forward", bool_value(false, v.origin));
+            s.put("parallel.reshard_after_forward", boolean_value(false, v.origin));
           else if (v.string == "always")
-            s.put("parallel.reshard_after_forward", bool_value(true, v.origin));
+            s.put("parallel.reshard_after_forward", boolean_value(true, v.origin));
         } else {
           s.ignore(name, "");
         }
@@ -677,9 +647,9 @@ void import_torchtitan(const Value& doc, Sink& s) {
           s.put("training.seq_len", v);
         else if (k == "mixed_precision_param" && v.type == Value::Type::string) {
           if (v.string == "bfloat16")
-            s.put("training.precision", text_value("bf16", v.origin));
+            s.put("training.precision", string_value("bf16", v.origin));
           else if (v.string == "float32")
-            s.put("training.precision", text_value("fp32", v.origin));
+            s.put("training.precision", string_value("fp32", v.origin));
         } else if (k == "compile")
           s.put("training.compile", v);
         else
@@ -687,17 +657,17 @@ void import_torchtitan(const Value& doc, Sink& s) {
       } else if (section == "activation_checkpoint") {
         if (k == "mode" && v.type == Value::Type::string) {
           if (v.string == "full" || v.string == "none")
-            s.put("training.recompute", text_value(v.string, v.origin));
+            s.put("training.recompute", string_value(v.string, v.origin));
           else if (v.string == "selective") {
             const Value* opt = field(table, "selective_ac_option");
             if (!opt || (opt->type == Value::Type::string && opt->string == "op")) {
-              s.put("training.recompute", text_value("op", v.origin));
+              s.put("training.recompute", string_value("op", v.origin));
             } else if (opt->type == Value::Type::string) {
               // Every n-th layer recomputed in full.
               const long n = std::atol(opt->string.c_str());
               if (n > 0) {
-                s.put("training.recompute", text_value("full", opt->origin));
-                s.put("training.recompute_layers", num_value(1.0 / n, opt->origin));
+                s.put("training.recompute", string_value("full", opt->origin));
+                s.put("training.recompute_layers", number_value(1.0 / n, opt->origin));
               } else {
                 s.error(opt->origin, "selective_ac_option: expected \"op\" or a positive integer");
               }
@@ -712,7 +682,7 @@ void import_torchtitan(const Value& doc, Sink& s) {
         if (k == "converters" && v.type == Value::Type::array) {
           for (const Value& c : v.items)
             if (c.type == Value::Type::string && c.string == "float8")
-              s.put("training.precision", text_value("fp8", c.origin));
+              s.put("training.precision", string_value("fp8", c.origin));
         } else if (k == "flavor" && v.type == Value::Type::string) {
           const Value* model = field(table, "name");
           const std::string family =
@@ -724,7 +694,7 @@ void import_torchtitan(const Value& doc, Sink& s) {
               {"deepseek_v3/671B", "deepseek-v3"}};
           const auto p = presets.find(family + "/" + v.string);
           if (p != presets.end())
-            s.put("model.preset", text_value(p->second, v.origin));
+            s.put("model.preset", string_value(p->second, v.origin));
           else
             s.ignore(name + " = " + family + " " + v.string,
                      "no preset of that flavor: give model.preset or model.hf_config");

@@ -241,6 +241,28 @@ SettingMap read_calibration(const Value& doc, std::string& gpu_name,
   return out;
 }
 
+namespace {
+
+// A path a plan names (hf_config, an import): relative to the plan's folder, and inside it —
+// plans come from pull requests. nullopt (and a located error) when it leaves the folder.
+std::optional<std::filesystem::path> plan_relative(const Setting& s, const std::string& base_dir,
+                                                   const std::string& what,
+                                                   std::vector<Diagnostic>& errors) {
+  const std::string& given = std::get<std::string>(s.value);
+  std::filesystem::path p(given);
+  if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+  const std::filesystem::path root =
+      base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
+  if (inside_folder(p, root)) return p;
+  errors.push_back(Diagnostic{
+      s.origin, fmt::format("{}: \"{}\" is outside the plan's folder; {} is read only from the "
+                            "plan's folder or below it",
+                            s.spec->full_name(), given, what)});
+  return std::nullopt;
+}
+
+}  // namespace
+
 Resolution resolve(const Value* doc, const std::string& plan_name, const std::string& base_dir,
                    const std::vector<std::string>& sets, std::vector<Diagnostic>& errors,
                    const SettingMap* calibration,
@@ -257,19 +279,9 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
   for (const std::string& kind : import_kinds()) {
     const auto it = stated.find("import." + kind);
     if (it == stated.end()) continue;
-    std::filesystem::path p(std::get<std::string>(it->second.value));
-    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-    const std::filesystem::path root =
-        base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
-    if (!inside_folder(p, root)) {
-      errors.push_back(Diagnostic{
-          it->second.origin,
-          fmt::format("import.{}: \"{}\" is outside the plan's folder; an imported config is "
-                      "read only from the plan's folder or below it",
-                      kind, std::get<std::string>(it->second.value))});
-      continue;
-    }
-    overlay(imported, read_import(kind, p.lexically_normal().string(), it->second.origin, errors,
+    const auto p = plan_relative(it->second, base_dir, "an imported config", errors);
+    if (!p) continue;
+    overlay(imported, read_import(kind, p->lexically_normal().string(), it->second.origin, errors,
                                   r.warnings));
   }
   for (const auto& [kind, path] : cli_imports)
@@ -288,18 +300,8 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
   } else if (model_preset != explicit_settings.end()) {
     overlay(preset, load_named_preset(model_preset->second, "models", "model", errors));
   } else if (hf != explicit_settings.end()) {
-    std::filesystem::path p(std::get<std::string>(hf->second.value));
-    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-    // Plans come from pull requests: a config.json is read only from the plan's own folder.
-    const std::filesystem::path root =
-        base_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(base_dir);
-    if (!inside_folder(p, root)) {
-      errors.push_back(Diagnostic{
-          hf->second.origin,
-          fmt::format("model.hf_config: \"{}\" is outside the plan's folder; a config.json is "
-                      "read only from the plan's folder or below it",
-                      std::get<std::string>(hf->second.value))});
-    } else {
+    if (auto found = plan_relative(hf->second, base_dir, "a config.json", errors)) {
+      std::filesystem::path& p = *found;
       // A Hugging Face snapshot directory: its config.json (symlinks are not followed).
       std::error_code ec;
       if (std::filesystem::is_directory(std::filesystem::symlink_status(p, ec))) p /= "config.json";

@@ -115,4 +115,36 @@ std::string Value::to_text() const {
   return "?";
 }
 
+Value string_value(std::string s, const Origin& at) {
+  Value v;
+  v.type = Value::Type::string;
+  v.string = std::move(s);
+  v.origin = at;
+  return v;
+}
+
+Value integer_value(std::int64_t i, const Origin& at) {
+  Value v;
+  v.type = Value::Type::integer;
+  v.integer = i;
+  v.origin = at;
+  return v;
+}
+
+Value boolean_value(bool b, const Origin& at) {
+  Value v;
+  v.type = Value::Type::boolean;
+  v.boolean = b;
+  v.origin = at;
+  return v;
+}
+
+Value number_value(double d, const Origin& at) {
+  Value v;
+  v.type = Value::Type::floating;
+  v.floating = d;
+  v.origin = at;
+  return v;
+}
+
 }  // namespace trainledger::config

@@ -35,6 +35,12 @@ struct Field {
   Value second;
 };
 
+// Values made in code (config.json mappings, imports), with where they came from.
+Value string_value(std::string s, const Origin& at = {});
+Value integer_value(std::int64_t i, const Origin& at = {});
+Value boolean_value(bool b, const Origin& at = {});
+Value number_value(double d, const Origin& at = {});
+
 // Parses TOML text into a table Value. Throws ConfigError (with the location) on a syntax error.
 Value parse_toml(const std::string& text, const std::string& path, const std::string& what);
 
