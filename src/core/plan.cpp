@@ -1,8 +1,11 @@
 // compute_plan: derives the layout, builds each stage's memory ledger and the verdict.
 #include "trainledger/plan.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "activations.hpp"
 #include "memory.hpp"
 #include "timing.hpp"
 #include "trainledger/numbers.hpp"
@@ -59,6 +62,15 @@ void add_warnings(const PlanInput& in, PlanResult& r) {
     r.warnings.push_back(
         "checkpoint: gpu_failure_rate and node_failure_rate are 0: no failures expected, so no "
         "MTBF, checkpoint interval or waste is computed");
+  }
+  if (is_moe(in.model)) {
+    const bool capped = in.training.moe_capacity_factor > 0;
+    r.warnings.push_back(fmt::format(
+        "model: MoE routing load {:.2f} × the mean ({}): the busiest rank's expert activations, "
+        "all-to-all messages and expert GEMMs are sized for it (docs/formulas.md#moe-load)",
+        moe_load(in),
+        capped ? "training.moe_capacity_factor"
+               : "training.moe_imbalance, assumed: raise it for a router that is not balanced"));
   }
   if (in.parallel.sequence_parallel && in.parallel.tp == 1) {
     r.warnings.push_back("parallel: sequence_parallel has no effect with tp = 1");

@@ -149,6 +149,14 @@ gpu = "h100-sxm5-80gb"
     const LineItem* c = find_item(p.communication, ItemId::comm_ep);
     return c ? c->value : 0.0;
   };
+  // The report says what the routed tokens were sized for, and by which key.
+  auto says = [](const PlanResult& p, const std::string& text) {
+    for (const std::string& w : p.warnings)
+      if (w.find(text) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(says(assumed, "MoE routing load 1.25 × the mean (training.moe_imbalance, assumed"));
+  CHECK(says(capped, "MoE routing load 1.50 × the mean (training.moe_capacity_factor)"));
   REQUIRE(ep_bytes(balanced) > 0);
   CHECK(ep_bytes(busy) == Approx(2 * ep_bytes(balanced)).epsilon(1e-9));
 }
