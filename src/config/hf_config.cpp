@@ -200,13 +200,18 @@ void gated_act(Cfg& c, const char* fallback) {
   }
 }
 
-// The Llama-style decoder most types share: RMSNorm, a gated MLP, rotary positions.
-void llama_like(Cfg& c) {
+// The keys most configuration classes name alike (LlamaConfig and its descendants).
+void shape_keys(Cfg& c) {
   c.need("layers", {"num_hidden_layers"});
   c.need("hidden", {"hidden_size"});
   c.need("heads", {"num_attention_heads"});
   c.need("ffn", {"intermediate_size"});
   c.need("vocab", {"vocab_size"});
+}
+
+// The Llama-style decoder most types share: RMSNorm, a gated MLP, rotary positions.
+void llama_like(Cfg& c) {
+  shape_keys(c);
   c.opt("kv_heads", {"num_key_value_heads"});
   c.opt("head_dim", {"head_dim"});
   c.opt("tied_embeddings", {"tie_word_embeddings"});
@@ -331,11 +336,7 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     llama_like(c);
     c.fix("qk_norm", string_value("full"));
   } else if (t == "starcoder2") {
-    c.need("layers", {"num_hidden_layers"});
-    c.need("hidden", {"hidden_size"});
-    c.need("heads", {"num_attention_heads"});
-    c.need("ffn", {"intermediate_size"});
-    c.need("vocab", {"vocab_size"});
+    shape_keys(c);
     c.opt("kv_heads", {"num_key_value_heads"});
     c.fix("tied_embeddings", boolean_value(c.flag("tie_word_embeddings", true)));
     c.fix("norm", string_value("layernorm"));
@@ -345,11 +346,7 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
   } else if (t == "phi") {
     // Phi-1/1.5/2: one LayerNorm before parallel attention and MLP; biases everywhere,
     // the LM head's too (modeling_phi.py).
-    c.need("layers", {"num_hidden_layers"});
-    c.need("hidden", {"hidden_size"});
-    c.need("heads", {"num_attention_heads"});
-    c.need("ffn", {"intermediate_size"});
-    c.need("vocab", {"vocab_size"});
+    shape_keys(c);
     c.opt("kv_heads", {"num_key_value_heads"});
     c.fix("tied_embeddings", boolean_value(c.flag("tie_word_embeddings", false)));
     if (c.flag("qk_layernorm")) c.refuse("qk_layernorm", "Phi's q/k LayerNorms are not modelled");
@@ -411,11 +408,7 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     c.fix("bias", string_value("all"));
     c.fix("tied_embeddings", boolean_value(true));
   } else if (t == "gpt_neox") {
-    c.need("layers", {"num_hidden_layers"});
-    c.need("hidden", {"hidden_size"});
-    c.need("heads", {"num_attention_heads"});
-    c.need("ffn", {"intermediate_size"});
-    c.need("vocab", {"vocab_size"});
+    shape_keys(c);
     c.opt("tied_embeddings", {"tie_word_embeddings"});
     c.fix("norm", string_value("layernorm"));
     c.fix("ffn_act", string_value("gelu"));
