@@ -47,12 +47,19 @@ struct ModelSpec {
   bool shared_expert_gate = false;  // Qwen2-MoE: a sigmoid gate (h × 1) on the shared expert
   bool router_bias = false;         // DeepSeek-V3: a score-correction bias per routed expert
   int dense_layers = 0;             // MoE: the first layers have a dense MLP of width ffn
+  // MoE: routed experts on every moe_every-th layer (layers k, 2k, … counting from 1; Llama 4
+  // Maverick's interleave_moe_layer_step, Qwen2-MoE's decoder_sparse_step); the others have a
+  // dense MLP of width ffn.
+  int moe_every = 1;
   QkNorm qk_norm = QkNorm::none;
   bool lm_head_bias = false;  // GPT-J, Phi-2
   // Sliding-window attention: local layers attend to the last `sliding_window` keys; every
   // `global_every`-th layer attends to the whole sequence (0: every layer is local).
   int sliding_window = 0;
   int global_every = 0;
+  // Chunked attention (Llama 4's attention_chunk_size): local layers attend within blocks of
+  // `attention_chunk` tokens; every `global_every`-th layer attends to the whole sequence.
+  int attention_chunk = 0;
   // Multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank > 0): queries through a rank
   // q_lora_rank bottleneck (0: a full h × heads·(nope + rope) matrix), keys and values from a
   // shared latent of kv_lora_rank plus one rope key of qk_rope_head_dim per token.
@@ -69,6 +76,12 @@ bool is_mla(const ModelSpec& m);
 // Layers with routed experts (all but the dense first ones) and with a dense MLP.
 int moe_layers(const ModelSpec& m);
 int dense_mlp_layers(const ModelSpec& m);
+// Whether layer `i` (from 0) has routed experts, and how many of a pipeline stage's `layers`
+// do: the first stage counts from layer 0; a later stage starts on a multiple of moe_every (a
+// rule), and a lone layer elsewhere is taken as the MoE one (the larger; temporaries size one
+// layer that way).
+bool is_moe_layer(const ModelSpec& m, int i);
+int stage_moe_layers(const ModelSpec& m, int layers, bool first);
 int shared_ffn(const ModelSpec& m);
 
 // Parameters of one transformer layer, split by how tensor parallelism treats them.

@@ -34,15 +34,21 @@ void check_shape(const Reader& in, const ModelSpec& m) {
       in.error("model.dense_layers",
                fmt::format("model.dense_layers ({}) must be fewer than model.layers ({})",
                            m.dense_layers, m.layers));
+    if (m.layers > 0 && moe_layers(m) == 0)
+      in.error("model.moe_every",
+               fmt::format("no layer has routed experts: model.moe_every ({}) and "
+                           "model.dense_layers ({}) leave none of the {} layers",
+                           m.moe_every, m.dense_layers, m.layers));
     if (m.shared_experts == 0 && (m.shared_expert_ffn > 0 || m.shared_expert_gate))
       in.error(m.shared_expert_gate ? "model.shared_expert_gate" : "model.shared_expert_ffn",
                "a shared expert's width or gate needs model.shared_experts > 0");
   } else if (m.experts_per_token > 0 || m.expert_ffn > 0 || m.shared_experts > 0 ||
              m.dense_layers > 0 || m.router_bias || m.shared_expert_ffn > 0 ||
-             m.shared_expert_gate) {
+             m.shared_expert_gate || m.moe_every > 1) {
     in.error("model.experts",
              "model.experts must be > 0 when experts_per_token, expert_ffn, shared_experts, "
-             "shared_expert_ffn, shared_expert_gate, dense_layers or router_bias are given");
+             "shared_expert_ffn, shared_expert_gate, dense_layers, moe_every or router_bias are "
+             "given");
   }
   if (m.kv_lora_rank > 0) {
     if (m.qk_rope_head_dim < 1 || m.v_head_dim < 1 || m.qk_nope_head_dim < 1)
@@ -114,12 +120,19 @@ ModelSpec build_model(const Resolution& r, std::vector<Diagnostic>& errors) {
   m.shared_expert_gate = in.boolean("model.shared_expert_gate");
   m.router_bias = in.boolean("model.router_bias");
   m.dense_layers = static_cast<int>(in.integer("model.dense_layers"));
+  m.moe_every = static_cast<int>(in.integer("model.moe_every", 1));
   m.qk_norm = from_string(in.text("model.qk_norm"), QkNorm::none);
   m.lm_head_bias = in.boolean("model.lm_head_bias");
   m.sliding_window = static_cast<int>(in.integer("model.sliding_window"));
   m.global_every = static_cast<int>(in.integer("model.global_every"));
-  if (m.global_every > 0 && m.sliding_window == 0)
-    in.error("model.global_every", "model.global_every needs model.sliding_window");
+  m.attention_chunk = static_cast<int>(in.integer("model.attention_chunk"));
+  if (m.global_every > 0 && m.sliding_window == 0 && m.attention_chunk == 0)
+    in.error("model.global_every",
+             "model.global_every needs model.sliding_window or model.attention_chunk");
+  if (m.sliding_window > 0 && m.attention_chunk > 0)
+    in.error("model.attention_chunk",
+             "model.attention_chunk and model.sliding_window are two kinds of local attention: "
+             "give one");
   m.q_lora_rank = static_cast<int>(in.integer("model.q_lora_rank"));
   m.kv_lora_rank = static_cast<int>(in.integer("model.kv_lora_rank"));
   m.qk_nope_head_dim = static_cast<int>(in.integer("model.qk_nope_head_dim"));

@@ -3,8 +3,8 @@
 // Qwen2Config, Qwen2MoeConfig, Qwen3Config, Qwen3MoeConfig, DeepseekV2Config,
 // DeepseekV3Config, GemmaConfig, Gemma2Config, Gemma3TextConfig, PhiConfig, Phi3Config,
 // Starcoder2Config, FalconConfig, GPTJConfig, GPTNeoXConfig, OlmoConfig, Olmo2Config,
-// BloomConfig, GPT2Config); docs/config.md#hf_config. A model_type not listed, or a key that
-// changes the architecture in a way the reader does not model, is an error naming it.
+// BloomConfig, GPT2Config, Llama4TextConfig); docs/config.md#hf_config. A model_type not listed, or
+// a key that changes the architecture in a way the reader does not model, is an error naming it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +43,7 @@ const char* const k_architecture_keys[] = {"num_experts",
                                            "decoder_sparse_step",
                                            "mlp_only_layers",
                                            "interleave_moe_layer_step",
+                                           "moe_layers",
                                            "intermediate_size_mlp",
                                            "parallel_attn",
                                            "new_decoder_architecture",
@@ -226,11 +227,62 @@ void mixture(Cfg& c, std::initializer_list<const char*> experts, const char* exp
   c.need("experts", experts);
   c.need("experts_per_token", {"num_experts_per_tok"});
   c.need("expert_ffn", {expert_ffn});
-  // Every layer has experts: other layouts are not modelled.
-  if (c.number("decoder_sparse_step", 1) != 1)
-    c.refuse("decoder_sparse_step", "MoE layers interleaved with dense ones are not modelled");
+  // Qwen2-MoE: layer i has experts when (i + 1) % decoder_sparse_step == 0, model.moe_every.
+  if (const Value* v = c.get({"decoder_sparse_step"});
+      v && !(v->type == Value::Type::integer && v->integer == 1))
+    c.set("moe_every", *v, v->origin);
   if (const Value* v = c.get({"mlp_only_layers"}); v && matters(*v))
-    c.refuse("mlp_only_layers", "dense layers among the MoE layers are not modelled");
+    c.refuse("mlp_only_layers", "a list of dense layers among the MoE layers is not modelled");
+}
+
+// Llama 4's layer schedules (Llama4TextConfig): MoE layers every interleave_moe_layer_step-th
+// (an explicit moe_layers list must be that pattern), and chunked attention on every layer but
+// the NoPE ones (no_rope_layers 0, by default every no_rope_layer_interval-th), which attend
+// to the whole sequence.
+void llama4_schedules(Cfg& c) {
+  const std::int64_t layers = c.number("num_hidden_layers", 0);
+  std::int64_t step = 1;
+  if (const Value* v = c.get({"interleave_moe_layer_step"})) {
+    c.set("moe_every", *v, v->origin);
+    if (v->type == Value::Type::integer) step = v->integer;
+  }
+  if (const Value* list = c.get({"moe_layers"}); list && list->type == Value::Type::array) {
+    bool pattern = step > 0;
+    std::vector<std::int64_t> expected;
+    for (std::int64_t i = step - 1; pattern && i < layers; i += step) expected.push_back(i);
+    pattern = pattern && list->items.size() == expected.size();
+    for (std::size_t i = 0; pattern && i < expected.size(); ++i)
+      pattern =
+          list->items[i].type == Value::Type::integer && list->items[i].integer == expected[i];
+    if (!pattern)
+      c.refuse("moe_layers",
+               "MoE layers other than every interleave_moe_layer_step-th are not modelled");
+  }
+  const Value* chunk = c.get({"attention_chunk_size"});
+  if (!chunk || chunk->type != Value::Type::integer || chunk->integer <= 0) return;
+  c.set("attention_chunk", *chunk, chunk->origin);
+  std::int64_t every = c.number("no_rope_layer_interval", 4);
+  if (const Value* nope = c.get({"no_rope_layers"});
+      nope && nope->type == Value::Type::array && !nope->items.empty()) {
+    // 1: a RoPE layer with chunked attention; 0: a NoPE layer over the whole sequence.
+    every = 0;
+    for (std::size_t i = 0; i < nope->items.size(); ++i)
+      if (nope->items[i].type == Value::Type::integer && nope->items[i].integer == 0) {
+        every = static_cast<std::int64_t>(i) + 1;
+        break;
+      }
+    bool periodic = true;
+    for (std::size_t i = 0; periodic && i < nope->items.size(); ++i) {
+      const bool global = every > 0 && (static_cast<std::int64_t>(i) + 1) % every == 0;
+      periodic =
+          nope->items[i].type == Value::Type::integer && nope->items[i].integer == (global ? 0 : 1);
+    }
+    if (!periodic) {
+      c.refuse("no_rope_layers", "full-attention layers other than every n-th are not modelled");
+      return;
+    }
+  }
+  if (every > 0) c.fix("global_every", integer_value(every));
 }
 
 // Sliding-window attention: the window (null or absent: none) and which layers are global.
@@ -294,6 +346,28 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
           "(DeepSeek's published counts exclude it too; training it adds one MoE layer and an "
           "h × 2h projection per module)",
           c.origin().file, mtp));
+  } else if (t == "llama4_text") {
+    // Llama4TextConfig / modeling_llama4.py: routed experts of width intermediate_size and one
+    // shared expert of the same width; the dense layers' MLP is intermediate_size_mlp; the
+    // router is h × experts without bias; use_qk_norm is an L2 norm without weights.
+    c.need("layers", {"num_hidden_layers"});
+    c.need("hidden", {"hidden_size"});
+    c.need("heads", {"num_attention_heads"});
+    c.need("vocab", {"vocab_size"});
+    c.opt("kv_heads", {"num_key_value_heads"});
+    c.opt("head_dim", {"head_dim"});
+    c.need("ffn", {"intermediate_size_mlp"});
+    c.need("experts", {"num_local_experts"});
+    c.need("experts_per_token", {"num_experts_per_tok"});
+    c.need("expert_ffn", {"intermediate_size"});
+    c.fix("shared_experts", integer_value(1));
+    c.fix("tied_embeddings", boolean_value(c.flag("tie_word_embeddings", false)));
+    c.fix("norm", string_value("rmsnorm"));
+    gated_act(c, "silu");
+    c.get({"use_qk_norm"});
+    if (c.flag("attention_bias"))
+      c.refuse("attention_bias", "biases on q, k, v and o are not modelled for this model type");
+    llama4_schedules(c);
   } else if (t == "gemma3_text") {
     // Gemma3TextConfig's defaults fill what a config.json leaves out (Gemma 3 4B-27B write
     // only what differs from them).
@@ -428,10 +502,11 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
 
 const std::vector<std::string>& supported() {
   static const std::vector<std::string> t = {
-      "llama",       "mistral",     "mixtral",     "qwen2",      "qwen2_moe", "qwen3",
-      "qwen3_moe",   "deepseek_v2", "deepseek_v3", "gemma",      "gemma2",    "gemma3",
-      "gemma3_text", "phi",         "phi3",        "starcoder2", "falcon",    "gptj",
-      "gpt_neox",    "olmo",        "olmo2",       "bloom",      "gpt2"};
+      "llama",      "mistral",   "mixtral",     "qwen2",       "qwen2_moe",
+      "qwen3",      "qwen3_moe", "deepseek_v2", "deepseek_v3", "gemma",
+      "gemma2",     "gemma3",    "gemma3_text", "phi",         "phi3",
+      "starcoder2", "falcon",    "gptj",        "gpt_neox",    "olmo",
+      "olmo2",      "bloom",     "gpt2",        "llama4",      "llama4_text"};
   return t;
 }
 
@@ -468,12 +543,14 @@ SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
       body = tc;
       if (inner && inner->type == Value::Type::string) model_type = inner->string;
       if (model_type == "gemma3") model_type = "gemma3_text";
+      if (model_type == "llama4") model_type = "llama4_text";
       warnings.push_back(fmt::format(
           "{}: the language model of text_config is planned; the vision tower is not counted",
           path));
     }
   }
   if (model_type == "gemma3" && body == &doc) model_type = "gemma3_text";
+  if (model_type == "llama4" && body == &doc) model_type = "llama4_text";
   const auto& known = supported();
   const bool listed = std::find(known.begin(), known.end(), model_type) != known.end();
   std::vector<std::string> unused;

@@ -270,16 +270,20 @@ void cp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
 }
 
 template <typename V>
-void ep_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
+void ep_items(const PlanInput& in, const Derived& d, int layers, bool first, Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
   if (p.ep <= 1 || !is_moe(in.model) || layers == 0) return;
+  // Only the stage's layers with routed experts exchange tokens.
+  const double moe_share =
+      static_cast<double>(stage_moe_layers(in.model, layers, first)) / static_cast<double>(layers);
+  if (moe_share <= 0) return;
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   // The busiest rank's share of the routed tokens (capacity factor or imbalance).
   const double message =
       local_tokens(in) * in.model.experts_per_token * moe_load(in) * in.model.hidden * ab;
   Builder<V> b(in);
   // Dispatch and combine in forward and backward, and again in a recomputed forward.
-  const double per_mb = 4.0 * layers + 2.0 * full_recomputed_layers(in, layers);
+  const double per_mb = moe_share * (4.0 * layers + 2.0 * full_recomputed_layers(in, layers));
   b.add(CollKind::all_to_all, group_of(in, "ep", p.ep), message,
         per_mb * static_cast<double>(d.grad_accum), "routed tokens");
   b.emit(Dim::ep, ItemId::comm_ep, "expert parallel", k_src_ep, 1, out);
@@ -297,7 +301,7 @@ Comm<V> communication(const PlanInput& in, const Derived& d, int layers, bool fi
   tp_items<V>(in, d, layers, out);
   pp_items<V>(in, d, out);
   cp_items<V>(in, d, layers, out);
-  ep_items<V>(in, d, layers, out);
+  ep_items<V>(in, d, layers, first, out);
   if (!warnings) return out;
   if (p.tp > 1 && group_of(in, "tp", p.tp).link.inter_node)
     warnings->push_back(

@@ -133,6 +133,11 @@ LayerFlops layer_flops(const PlanInput& in) {
     const double local_keys = 2 * w - w * w / s_keys;
     const double global_share = m.global_every > 0 ? 1.0 / m.global_every : 0.0;
     f.attention *= global_share + (1 - global_share) * local_keys / s_keys;
+  } else if (m.attention_chunk > 0 && m.attention_chunk < s_keys) {
+    // Causal attention within blocks of c tokens executes c/s of what a full causal layer does
+    // (s/c blocks of c²/2): as keys, c.
+    const double global_share = m.global_every > 0 ? 1.0 / m.global_every : 0.0;
+    f.attention *= global_share + (1 - global_share) * m.attention_chunk / s_keys;
   }
   const double f_width = moe_share * (m.expert_ffn * static_cast<double>(m.experts_per_token)) +
                          (1 - moe_share) * m.ffn;

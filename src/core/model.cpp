@@ -2,6 +2,8 @@
 // F-LLAMA, F-GPT, F-BLOOM, F-OPT, F-GEMMA2, F-MOE; documented in docs/formulas.md#params).
 #include "trainledger/model.hpp"
 
+#include <algorithm>
+
 namespace trainledger {
 
 bool is_gated(FfnAct a) { return a == FfnAct::swiglu || a == FfnAct::geglu; }
@@ -10,7 +12,22 @@ bool is_moe(const ModelSpec& m) { return m.experts > 0; }
 
 bool is_mla(const ModelSpec& m) { return m.kv_lora_rank > 0; }
 
-int moe_layers(const ModelSpec& m) { return is_moe(m) ? m.layers - m.dense_layers : 0; }
+bool is_moe_layer(const ModelSpec& m, int i) {
+  return is_moe(m) && i >= m.dense_layers && (i + 1) % std::max(1, m.moe_every) == 0;
+}
+
+int moe_layers(const ModelSpec& m) { return stage_moe_layers(m, m.layers, true); }
+
+int stage_moe_layers(const ModelSpec& m, int layers, bool first) {
+  if (!is_moe(m) || layers <= 0) return 0;
+  const int every = std::max(1, m.moe_every);
+  if (first) {
+    // Layers dense_layers … layers − 1 whose number (from 1) is a multiple of `every`.
+    const int from = std::min(m.dense_layers, layers);
+    return layers / every - from / every;
+  }
+  return (layers + every - 1) / every;
+}
 
 int dense_mlp_layers(const ModelSpec& m) { return m.layers - moe_layers(m); }
 

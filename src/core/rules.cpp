@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -35,7 +36,7 @@ void check_tp(Violations& in, const PlanInput& p) {
   if (ffn % tp != 0)
     in.error("parallel.tp",
              fmt::format("parallel.tp ({}) must divide the MLP width ({})", tp, ffn));
-  if (is_moe(m) && m.dense_layers > 0 && m.ffn % tp != 0)
+  if (is_moe(m) && dense_mlp_layers(m) > 0 && m.ffn % tp != 0)
     in.error("parallel.tp", fmt::format("parallel.tp ({}) must divide the dense layers' MLP "
                                         "width model.ffn ({})",
                                         tp, m.ffn));
@@ -85,6 +86,24 @@ void check_pp(Violations& in, const PlanInput& p) {
                            "holds {} layer{} first: give parallel.stage_layers a larger first "
                            "stage",
                            m.dense_layers, first_chunk, first_chunk == 1 ? "" : "s"));
+  }
+  if (is_moe(m) && m.moe_every > 1 && par.pp > 1) {
+    // Every stage (every virtual stage) starts on a multiple of moe_every, so that each holds
+    // the same pattern of MoE and dense layers (Megatron-Core's moe_layer_freq layouts).
+    const int vs = par.schedule == Schedule::interleaved ? std::max(1, par.virtual_stages) : 1;
+    const int n = par.stage_layers.empty() ? par.pp : static_cast<int>(par.stage_layers.size());
+    for (int s = 0; s < n; ++s) {
+      const int stage = par.stage_layers.empty() ? m.layers / par.pp
+                                                 : par.stage_layers[static_cast<std::size_t>(s)];
+      const int chunk = stage % vs == 0 ? stage / vs : stage;
+      if (chunk % m.moe_every == 0) continue;
+      in.error("model.moe_every",
+               fmt::format("model.moe_every ({}): {} {} holds {} layers, not a multiple of it; "
+                           "every stage must hold whole groups of one MoE and {} dense layer{}",
+                           m.moe_every, vs > 1 ? "a virtual stage of stage" : "stage", s, chunk,
+                           m.moe_every - 1, m.moe_every == 2 ? "" : "s"));
+      break;
+    }
   }
   if (par.schedule == Schedule::interleaved) {
     if (par.virtual_stages < 2)

@@ -123,8 +123,9 @@ StageParams stage_params(const PlanInput& in, int layers, bool first, bool last)
     s.matrix = s.dense;
     return s;
   }
-  // A MoE model's dense first layers lie on the first stage (a rule checks it).
-  const int dense_here = is_moe(m) ? (first ? std::min(layers, m.dense_layers) : 0) : layers;
+  // A MoE model's dense first layers lie on the first stage (a rule checks it); with
+  // model.moe_every the dense layers between the MoE ones are counted in every stage.
+  const int dense_here = layers - stage_moe_layers(m, layers, first);
   double vectors = 0;
   double factored = 0;
   for (const bool moe : {false, true}) {

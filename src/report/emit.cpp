@@ -57,11 +57,12 @@ std::string megatron(const PlanInput& in, const std::string& title) {
         arg("--moe-shared-expert-intermediate-size", m.shared_experts * shared_ffn(m));
       if (t.moe_capacity_factor > 0) arg("--moe-expert-capacity-factor", t.moe_capacity_factor);
     }
-    if (is_mla(m) || m.dense_layers > 0 || m.qk_norm != QkNorm::none || m.lm_head_bias ||
-        m.norm == NormKind::none)
+    if (is_mla(m) || m.dense_layers > 0 || m.moe_every > 1 || m.qk_norm != QkNorm::none ||
+        m.lm_head_bias || m.norm == NormKind::none || m.attention_chunk > 0)
       notes.push_back(
-          "the model's MLA, dense first layers, QK-norm or head bias are not "
-          "emitted: add Megatron-LM's arguments for them");
+          "the model's MLA, dense layers among the MoE ones (--moe-layer-freq), chunked "
+          "attention, QK-norm or head bias are not emitted: add Megatron-LM's arguments for "
+          "them");
   }
   arg("--micro-batch-size", t.micro_batch);
   arg("--global-batch-size", t.global_batch);

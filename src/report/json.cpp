@@ -98,10 +98,12 @@ json model_json(const ModelSpec& m) {
   j["shared_expert_gate"] = m.shared_expert_gate;
   j["router_bias"] = m.router_bias;
   j["dense_layers"] = m.dense_layers;
+  j["moe_every"] = m.moe_every;
   j["qk_norm"] = std::string(to_string(m.qk_norm));
   j["lm_head_bias"] = m.lm_head_bias;
   j["sliding_window"] = m.sliding_window;
   j["global_every"] = m.global_every;
+  j["attention_chunk"] = m.attention_chunk;
   j["q_lora_rank"] = m.q_lora_rank;
   j["kv_lora_rank"] = m.kv_lora_rank;
   j["qk_nope_head_dim"] = m.qk_nope_head_dim;

@@ -191,3 +191,84 @@ gpu = "h100-sxm5-80gb"
   CHECK(g3.input.model.sliding_window == 512);
   CHECK(g3.input.model.global_every == 6);
 }
+
+TEST_CASE("Llama 4: MoE on every n-th layer, chunked attention, whole groups per stage",
+          "[architectures]") {
+  const std::string maverick = R"([model]
+preset = "llama-4-maverick"
+[training]
+seq_len = 8192
+global_batch = 64
+recompute = "full"
+[parallel]
+tp = 8
+ep = 8
+pp = 4
+dp = 8
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 32
+gpus_per_node = 8
+)";
+  const PlanResult plan = test::plan_text(maverick);  // holds the invariant checker
+  const ModelSpec& m = plan.input.model;
+  CHECK(moe_layers(m) == 24);
+  CHECK(stage_moe_layers(m, 12, true) == 6);
+  CHECK(stage_moe_layers(m, 12, false) == 6);
+  // A middle stage: 6 MoE layers (128 / 8 = 16 local experts, split by tp too; the shared
+  // expert by tp) and 6 dense layers of width 16384, in bf16.
+  const LayerParams dense = layer_params(m, false), moe = layer_params(m, true);
+  CHECK(dense.mlp_matrix == 3.0 * 5120 * 16384);
+  CHECK(moe.shared_matrix == 3.0 * 5120 * 8192);
+  const double kv_local = 2.0 * 5120 * 8 * 128 / 8;  // tp = kv_heads: one kv head each
+  auto local = [&](const LayerParams& p) {
+    return (p.attn_matrix - p.kv_matrix) / 8 + kv_local + p.mlp_matrix / 8 + p.shared_matrix / 8 +
+           p.expert_matrix / 64 + p.router + p.norm;
+  };
+  CHECK(test::item_value(plan, "params", 1) ==
+        Approx(2 * 6 * (local(dense) + local(moe))).epsilon(1e-12));
+  // The all-to-all runs on the MoE layers only: dispatch and combine forward and backward and
+  // in the recomputed forward, 6 per MoE layer, 6 MoE layers, 8 micro-batches.
+  const LineItem* ep = find_item(plan.communication, ItemId::comm_ep);
+  REQUIRE(ep);
+  double calls = 0;
+  for (const Collective& c : ep->collectives)
+    if (c.collective == "all-to-all") calls += c.calls_per_step;
+  CHECK(calls == 6.0 * 6 * 8);
+  // Chunked attention: three of four layers attend within 8192-token chunks.
+  const PlanResult full = test::plan_text(
+      maverick, {"training.seq_len=32768", "model.attention_chunk=0", "model.global_every=0"});
+  const PlanResult chunked = test::plan_text(maverick, {"training.seq_len=32768"});
+  CHECK(term(*find_item(chunked.time, ItemId::time_compute), "attention_flops") ==
+        Approx((0.25 + 0.75 * 8192.0 / 32768) *
+               term(*find_item(full.time, ItemId::time_compute), "attention_flops"))
+            .epsilon(1e-12));
+  // Every stage holds whole pairs of MoE and dense layers.
+  const auto errors = test::load_errors(maverick, {"parallel.stage_layers=[13, 11, 12, 12]"});
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("model.moe_every (2): stage 0 holds 13 layers, not a multiple of it") !=
+        std::string::npos);
+  // moe_every needs experts, and must leave some MoE layer.
+  CHECK(!test::load_errors(maverick, {"model.moe_every=49"}).empty());
+}
+
+TEST_CASE("config.json MoE layouts: decoder_sparse_step read, other patterns refused",
+          "[architectures][hf]") {
+  const std::string cluster = "[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  // Qwen2-MoE with experts on every second layer (layers 2, 4, ...): the others dense.
+  const auto every =
+      test::load_text("[model]\nhf_config = \"hf/qwen-moe-sparse-step-2.json\"\n" + cluster);
+  const auto all =
+      test::load_text("[model]\nhf_config = \"hf/qwen1.5-moe-a2.7b.json\"\n" + cluster);
+  const ModelSpec& m = every.input.model;
+  CHECK(m.moe_every == 2);
+  CHECK(moe_layers(m) == 12);
+  CHECK(total_params(m) == total_params(all.input.model) - 12 * (layer_params(m, true).total() -
+                                                                 layer_params(m, false).total()));
+  // A Llama 4 moe_layers list that is not every n-th layer: refused, naming the key.
+  const auto errors =
+      test::load_errors("[model]\nhf_config = \"hf/llama4-odd-moe-layers.json\"\n" + cluster);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("moe_layers = [0, 2]: MoE layers other than every "
+                       "interleave_moe_layer_step-th are not modelled") != std::string::npos);
+}

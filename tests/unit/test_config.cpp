@@ -207,6 +207,22 @@ TEST_CASE("Hugging Face config.json files give the exact parameter counts", "[co
   for (const std::string& w : g4.warnings)
     vision_named = vision_named || w.find("vision tower is not counted") != std::string::npos;
   CHECK(vision_named);
+  // Llama 4 (tests/data/hf/SOURCES.md): the published safetensors totals less the vision
+  // encoder and projector, 871,932,416, counted from the vision config.
+  const auto scout = load_text("[model]\nhf_config = \"hf/llama-4-scout.json\"\n" + k_cluster);
+  CHECK(total_params(scout.input.model) == 108641793536.0 - 871932416.0);
+  CHECK(active_params(scout.input.model) == 17172894720.0);  // "17B active"
+  CHECK(scout.input.model.moe_every == 1);
+  CHECK(scout.input.model.attention_chunk == 8192);
+  CHECK(scout.input.model.global_every == 4);  // no_rope_layers: every 4th layer is global
+  const auto maverick =
+      load_text("[model]\nhf_config = \"hf/llama-4-maverick.json\"\n" + k_cluster);
+  CHECK(total_params(maverick.input.model) == 401583781376.0 - 871932416.0);
+  CHECK(active_params(maverick.input.model) == 17184691200.0);
+  CHECK(maverick.input.model.moe_every == 2);  // interleave_moe_layer_step
+  CHECK(moe_layers(maverick.input.model) == 24);
+  CHECK(maverick.input.model.ffn == 16384);       // the dense layers' intermediate_size_mlp
+  CHECK(maverick.input.model.global_every == 4);  // Llama4TextConfig's no_rope_layer_interval
   const auto llama = load_text("[model]\nhf_config = \"hf/llama-2-7b.json\"\n" + k_cluster);
   CHECK(llama.input.model.name == "meta-llama/Llama-2-7b-hf");
   std::string origin;

@@ -17,21 +17,26 @@ struct Published {
 
 // Exact counts, each as published (see configs/models/*.toml `summary` for the source).
 constexpr Published k_published[] = {
-    {"gpt3-175b", 174604259328},       // computed; the paper rounds to 175.0B
-    {"bloom-176b", 176247271424},      // BLOOM model card
-    {"llama-2-7b", 6738415616},        // PEFT "all params: 6,738,415,616"
-    {"llama-2-13b", 13015864320},      // public LlamaForCausalLM count
-    {"llama-2-70b", 68976648192},      // PEFT "all params: 68,976,648,192"
-    {"llama-3.1-8b", 8030261248},      // safetensors metadata
-    {"llama-3.1-70b", 70553706496},    // safetensors metadata
-    {"llama-3.1-405b", 405853388800},  // HF API safetensors.total
-    {"mistral-7b", 7241732096},        // public load logs
-    {"qwen2.5-7b", 7615616512},        // safetensors metadata
-    {"qwen2.5-72b", 72706203648},      // safetensors metadata
-    {"mixtral-8x7b", 46702792704},     // model card 46.7B, independent recounts
-    {"gemma-2-9b", 9241705984},        // safetensors metadata
-    {"gpt2-xl", 1557611200},           // HF checkpoint load count
-    {"opt-1.3b", 1315758080},          // public load logs
+    {"gpt3-175b", 174604259328},         // computed; the paper rounds to 175.0B
+    {"bloom-176b", 176247271424},        // BLOOM model card
+    {"llama-2-7b", 6738415616},          // PEFT "all params: 6,738,415,616"
+    {"llama-2-13b", 13015864320},        // public LlamaForCausalLM count
+    {"llama-2-70b", 68976648192},        // PEFT "all params: 68,976,648,192"
+    {"llama-3.1-8b", 8030261248},        // safetensors metadata
+    {"llama-3.1-70b", 70553706496},      // safetensors metadata
+    {"llama-3.1-405b", 405853388800},    // HF API safetensors.total
+    {"mistral-7b", 7241732096},          // public load logs
+    {"qwen2.5-7b", 7615616512},          // safetensors metadata
+    {"qwen2.5-72b", 72706203648},        // safetensors metadata
+    {"mixtral-8x7b", 46702792704},       // model card 46.7B, independent recounts
+    {"gemma-2-9b", 9241705984},          // safetensors metadata
+    {"gpt2-xl", 1557611200},             // HF checkpoint load count
+    {"opt-1.3b", 1315758080},            // public load logs
+    {"mixtral-8x22b", 140630071296},     // safetensors metadata
+    {"mistral-small-24b", 23572403200},  // safetensors metadata
+    // Llama 4: the safetensors totals less the vision part (tests/data/hf/SOURCES.md).
+    {"llama-4-scout", 108641793536.0 - 871932416.0},
+    {"llama-4-maverick", 401583781376.0 - 871932416.0},
 };
 
 }  // namespace
