@@ -193,13 +193,17 @@ void mlp_tensors(const PlanInput& in, Tensors& out) {
   mlp_in.weight_input_of = target_bit(LoraTarget::gate) | target_bit(LoraTarget::up);
   out.push_back(mlp_in);
   if (is_moe(m)) {
-    const double routed = T * m.experts_per_token * moe_load(in);
+    // The routed tensors at the balanced T·k; tensor_bytes scales them by the routing load.
+    const double routed = T * m.experts_per_token;
     out.push_back(tensor("router_probs", T * m.experts, k_fp32, Split::seq));
+    const int first_routed = out.size();
     out.push_back(tensor("expert_in", routed * h, ab, Split::seq));
     mlp_core(in, routed, m.expert_ffn, "expert_", out);
+    out.push_back(tensor("expert_out", routed * h, ab, Split::seq));
+    SavedTensor* items = out.begin();
+    for (int i = first_routed; i < out.size(); ++i) items[i].routed = true;
     if (m.shared_experts > 0)
       mlp_core(in, T, static_cast<double>(shared_ffn(m)) * m.shared_experts, "shared_", out);
-    out.push_back(tensor("expert_out", routed * h, ab, Split::seq));
   } else {
     mlp_core(in, T, m.ffn, "", out);
   }
@@ -301,7 +305,7 @@ double tensor_bytes(const PlanInput& in, const SavedTensor& t) {
   // K and V: with tp above kv_heads each rank keeps one replicated head.
   if (t.kv && in.model.kv_heads < tp && t.split == Split::tp)
     elements = elements / in.model.kv_heads * tp;
-  return elements * t.bytes / divisor;
+  return elements * t.bytes / divisor * (t.routed ? moe_load(in) : 1.0);
 }
 
 double layer_bytes(const PlanInput& in, Recompute mode) {
@@ -313,12 +317,22 @@ double layer_bytes(const PlanInput& in, Recompute mode) {
 
 template <typename V>
 V tensors_expr(const PlanInput& in, const Tensors& tensors) {
+  // The routed expert tensors at the balanced T·k, summed, then × the routing load.
   V e = V::term("none", 0, "B");
-  bool first = true;
+  V routed = e;
+  bool any = false, any_routed = false;
   for (const SavedTensor& t : tensors) {
-    V term = V::term(t.name, tensor_bytes(in, t), t.name.prefixed("B "));
-    e = first ? term : e + term;
-    first = false;
+    SavedTensor balanced = t;
+    balanced.routed = false;
+    V term = V::term(t.name, tensor_bytes(in, balanced), t.name.prefixed("B "));
+    V& sum = t.routed ? routed : e;
+    bool& started = t.routed ? any_routed : any;
+    sum = started ? sum + term : term;
+    started = true;
+  }
+  if (any_routed) {
+    const V load = V::term("moe_load", moe_load(in), "× the mean: MoE routing load");
+    e = any ? e + routed * load : routed * load;
   }
   return e;
 }

@@ -31,6 +31,7 @@ struct SavedTensor {
   bool op_only = false;         // exists only as a saved op output (not saved otherwise)
   bool layer_input = false;     // kept by full recompute (the checkpoint's input)
   bool kv = false;              // K or V: one replicated head per rank when tp > kv_heads
+  bool routed = false;  // MoE routed tokens: × the routing load (docs/formulas.md#moe-load)
   // Matmul inputs kept only for a weight gradient: with LoRA the frozen base does not need
   // them, unless an adapter on that matmul reads the same tensor (lora_dropout = 0).
   TargetSet weight_input_of = 0;

@@ -127,6 +127,11 @@ gpu = "h100-sxm5-80gb"
   const PlanResult busy = at({"training.moe_imbalance=2"});
   const PlanResult capped = at({"training.moe_capacity_factor=1.5", "training.moe_imbalance=2"});
   const PlanResult assumed = at({});
+  // explain shows the load as a term of the activations' formula.
+  const LineItem* act = find_item(capped.stages[0].items, ItemId::activations);
+  REQUIRE(act);
+  CHECK(term(*act, "moe_load") == 1.5);
+  CHECK(act->formula.find("B expert_out) × 1.5 × the mean: MoE routing load") != std::string::npos);
   const double a1 = test::item_value(balanced, "activations");
   const double a2 = test::item_value(busy, "activations");
   const double a15 = test::item_value(capped, "activations");
