@@ -90,6 +90,9 @@ TEST_CASE("GPU presets carry the device-reported memory and dense peaks", "[pres
   CHECK(config::load_gpu_preset("h200-sxm-141gb").memory_bytes == 150754820096);
   CHECK(config::load_gpu_preset("b200-180gb").memory_bytes == 192265846784);
   CHECK(config::load_gpu_preset("mi300x-192gb").memory_bytes == 205822885888);
+  CHECK(config::load_gpu_preset("b300-275gb").memory_bytes == 288400343040);  // 275040 MiB
+  CHECK(config::load_gpu_preset("mi355x-288gb").memory_bytes == 309220868096);
+  CHECK(config::load_gpu_preset("mi355x-288gb").peak_flops.fp8 == Approx(256 * 8192 * 2.4e9));
   CHECK(config::load_gpu_preset("h100-sxm5-80gb").peak_flops.bf16 == Approx(989.4e12));
   CHECK(config::load_gpu_preset("v100-sxm2-32gb").peak_flops.bf16 == 0);  // no bf16 on Volta
 }
