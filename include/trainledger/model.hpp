@@ -51,6 +51,11 @@ struct ModelSpec {
   // Maverick's interleave_moe_layer_step, Qwen2-MoE's decoder_sparse_step); the others have a
   // dense MLP of width ffn.
   int moe_every = 1;
+  // Multi-token prediction (DeepSeek-V3's num_nextn_predict_layers): each module is one more
+  // transformer layer (with experts when the model has them), an h × 2h projection of the
+  // normed hidden state and next token's embedding, and three norms, on the last pipeline
+  // stage; it shares the embedding and LM head and adds a pass of the head and its loss.
+  int mtp_layers = 0;
   QkNorm qk_norm = QkNorm::none;
   bool lm_head_bias = false;  // GPT-J, Phi-2
   // Sliding-window attention: local layers attend to the last `sliding_window` keys; every
@@ -83,6 +88,9 @@ int dense_mlp_layers(const ModelSpec& m);
 bool is_moe_layer(const ModelSpec& m, int i);
 int stage_moe_layers(const ModelSpec& m, int layers, bool first);
 int shared_ffn(const ModelSpec& m);
+// Parameters of one multi-token-prediction module beyond its transformer layer: the h × 2h
+// projection and three norms (DeepSeek-V3 eh_proj, enorm, hnorm, shared_head.norm).
+double mtp_extra_params(const ModelSpec& m);
 
 // Parameters of one transformer layer, split by how tensor parallelism treats them.
 struct LayerParams {

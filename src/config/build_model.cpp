@@ -121,6 +121,7 @@ ModelSpec build_model(const Resolution& r, std::vector<Diagnostic>& errors) {
   m.router_bias = in.boolean("model.router_bias");
   m.dense_layers = static_cast<int>(in.integer("model.dense_layers"));
   m.moe_every = static_cast<int>(in.integer("model.moe_every", 1));
+  m.mtp_layers = static_cast<int>(in.integer("model.mtp_layers"));
   m.qk_norm = from_string(in.text("model.qk_norm"), QkNorm::none);
   m.lm_head_bias = in.boolean("model.lm_head_bias");
   m.sliding_window = static_cast<int>(in.integer("model.sliding_window"));

@@ -343,9 +343,9 @@ void read_type(Cfg& c, std::vector<std::string>& warnings) {
     if (const std::int64_t mtp = c.number("num_nextn_predict_layers", 0); mtp > 0)
       warnings.push_back(fmt::format(
           "{}: num_nextn_predict_layers = {}: the multi-token-prediction module is not counted "
-          "(DeepSeek's published counts exclude it too; training it adds one MoE layer and an "
-          "h × 2h projection per module)",
-          c.origin().file, mtp));
+          "(DeepSeek's published counts exclude it too); to train it, set model.mtp_layers = "
+          "{} (one more MoE layer, an h × 2h projection and a pass of the LM head per module)",
+          c.origin().file, mtp, mtp));
   } else if (t == "llama4_text") {
     // Llama4TextConfig / modeling_llama4.py: routed experts of width intermediate_size and one
     // shared expert of the same width; the dense layers' MLP is intermediate_size_mlp; the

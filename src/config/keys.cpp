@@ -52,6 +52,7 @@ std::vector<KeySpec> build_table() {
     {"model", "shared_expert_gate", T::boolean, "false", "MoE: a sigmoid gate (h × 1) on the shared expert (Qwen2-MoE)"},
     {"model", "router_bias", T::boolean, "false", "MoE: a score-correction bias per routed expert (DeepSeek-V3)"},
     {"model", "dense_layers", T::integer, "0", "MoE: the first layers have a dense MLP of width model.ffn (DeepSeek first_k_dense_replace); they must lie on the first pipeline stage", Q::count, {}, 0, 100000},
+    {"model", "mtp_layers", T::integer, "0", "multi-token prediction modules trained with the model (DeepSeek-V3 num_nextn_predict_layers 1): each is one more transformer layer, an h x 2h projection and three norms on the last pipeline stage, and one more pass of the LM head and its loss", Q::count, {}, 0, 16},
     {"model", "moe_every", T::integer, "1", "MoE: routed experts on every n-th layer (n, 2n, ... counting from 1; Llama 4 Maverick interleave_moe_layer_step 2, Qwen2-MoE decoder_sparse_step); the others have a dense MLP of width model.ffn; each pipeline stage's layers must be a multiple of it", Q::count, {}, 1, 100000},
     {"model", "q_lora_rank", T::integer, "0", "MLA (DeepSeek-V2/V3): query bottleneck rank (0: a full query matrix)", Q::count, {}, 0, 1000000},
     {"model", "kv_lora_rank", T::integer, "0", "MLA: rank of the shared key/value latent (0: standard attention)", Q::count, {}, 0, 1000000},

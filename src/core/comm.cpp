@@ -270,12 +270,16 @@ void cp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
 }
 
 template <typename V>
-void ep_items(const PlanInput& in, const Derived& d, int layers, bool first, Comm<V>& out) {
+void ep_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, bool first,
+              Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
+  const int layers = stage_layers + mtp;
   if (p.ep <= 1 || !is_moe(in.model) || layers == 0) return;
-  // Only the stage's layers with routed experts exchange tokens.
+  // Only the stage's layers with routed experts exchange tokens (and the multi-token-prediction
+  // modules' MoE layers on the last stage).
   const double moe_share =
-      static_cast<double>(stage_moe_layers(in.model, layers, first)) / static_cast<double>(layers);
+      static_cast<double>(stage_moe_layers(in.model, stage_layers, first) + mtp) /
+      static_cast<double>(layers);
   if (moe_share <= 0) return;
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   // The busiest rank's share of the routed tokens (capacity factor or imbalance).
@@ -298,10 +302,12 @@ Comm<V> communication(const PlanInput& in, const Derived& d, int layers, bool fi
   const ParallelSpec& p = in.parallel;
   const StageParams sp = stage_params(in, layers, first, last);
   dp_items<V>(in, d, sp, layers, out);
-  tp_items<V>(in, d, layers, out);
+  // The last stage also runs the multi-token-prediction modules' layers.
+  const int mtp = last ? in.model.mtp_layers : 0;
+  tp_items<V>(in, d, layers + mtp, out);
   pp_items<V>(in, d, out);
-  cp_items<V>(in, d, layers, out);
-  ep_items<V>(in, d, layers, first, out);
+  cp_items<V>(in, d, layers + mtp, out);
+  ep_items<V>(in, d, layers, mtp, first, out);
   if (!warnings) return out;
   if (p.tp > 1 && group_of(in, "tp", p.tp).link.inter_node)
     warnings->push_back(

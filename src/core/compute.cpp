@@ -192,28 +192,35 @@ double adapter_flops(const PlanInput& in) {
 
 }  // namespace
 
-StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
+StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
   StageFlops s;
   const ModelSpec& m = in.model;
   if (m.count_only) return s;
   const LayerFlops lf = layer_flops(in);
   const double adapters = adapter_flops(in);
   const double T = local_tokens(in);
-  const double head = last ? 2 * T * m.hidden * static_cast<double>(m.vocab) / in.parallel.tp : 0;
-  s.forward = (lf.matmul + lf.attention + adapters) * layers;
+  // Multi-token prediction on the last stage: one more layer, an h × 2h projection and one
+  // more pass of the LM head and its loss per module.
+  const int mtp = last ? m.mtp_layers : 0;
+  const int layers = stage_layers + mtp;
+  const double heads = 1.0 + mtp;
+  const double proj = 2 * T * 2.0 * m.hidden * m.hidden * mtp / in.parallel.tp;
+  const double head =
+      last ? heads * 2 * T * m.hidden * static_cast<double>(m.vocab) / in.parallel.tp : 0;
+  s.forward = (lf.matmul + lf.attention + adapters) * layers + proj;
   if (last) s.forward += head;
   // Frozen matmuls (LoRA, QLoRA) need only the input gradient.
   const bool frozen = in.training.finetune != Finetune::full;
   const double matmul_bwd = (frozen ? 1.0 : 2.0) * lf.matmul + 2.0 * adapters;
   const double head_bwd = (frozen ? 1.0 : 2.0) * head;
-  s.backward = layers * (matmul_bwd + 2.0 * lf.attention) + head_bwd;
-  s.gemm = layers * (lf.matmul + adapters + matmul_bwd);
+  s.backward = layers * (matmul_bwd + 2.0 * lf.attention) + head_bwd + (frozen ? 1.0 : 2.0) * proj;
+  s.gemm = layers * (lf.matmul + adapters + matmul_bwd) + (frozen ? 2.0 : 3.0) * proj;
   // The slowest rank's experts take moe_load × their balanced share of the routed tokens.
   s.gemm += layers * (moe_load(in) - 1) * lf.routed_matmul * (frozen ? 2.0 : 3.0);
   s.gemm_bytes = layers * (lf.gemm_forward_bytes + lf.gemm_backward_bytes);
   if (last) {
     const GemmBytes g = gemm_bytes(T, m.hidden, static_cast<double>(m.vocab) / in.parallel.tp, 2);
-    s.gemm_bytes += g.forward + g.input_grad + (frozen ? 0.0 : g.weight_grad);
+    s.gemm_bytes += heads * (g.forward + g.input_grad + (frozen ? 0.0 : g.weight_grad));
   }
   // Flash attention is its own kernel with its own rate; causal, it skips the masked half of
   // QKᵀ and AV (FlashAttention-2, Dao 2023, §3.1.1). Eager attention's batched matmuls compute
@@ -228,7 +235,7 @@ StageFlops stage_flops(const PlanInput& in, int layers, bool last) {
   const Traffic traffic = layer_traffic(in);
   const double loss_bytes = in.training.loss == Loss::fused ? 6.0 : 22.0;
   const double loss =
-      last ? loss_bytes * T * static_cast<double>(m.vocab) / loss_vocab_split(in) : 0;
+      last ? heads * loss_bytes * T * static_cast<double>(m.vocab) / loss_vocab_split(in) : 0;
   s.elementwise_bytes = layers * (traffic.forward + traffic.backward + lf.fp8_casts) + loss;
   const int ckpt = in.training.recompute == Recompute::none
                        ? 0

@@ -70,9 +70,12 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
   if (in.model.count_only) return out;
   const double m = static_cast<double>(d.grad_accum);
   const V flight = layers_in_flight<V>(in, place.stage, m);
-  const int ckpt = checkpointed_layers(in, place.layers);
-  const int plain = place.layers - ckpt;
-  if (place.layers > 0) {
+  // The last stage also keeps the multi-token-prediction modules' layers.
+  const int mtp = place.last ? in.model.mtp_layers : 0;
+  const int stage_layers = place.layers + mtp;
+  const int ckpt = checkpointed_layers(in, stage_layers);
+  const int plain = stage_layers - ckpt;
+  if (stage_layers > 0) {
     V layers = V::term("none", 0, "B");
     const V plain_layers = V::term("layers", plain, "layers");
     const V ckpt_layers = V::term("recomputed_layers", ckpt, "recomputed layers");
@@ -94,8 +97,12 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
   if (place.first) edges = first_stage_tensors(in);
   V edge_expr = V::term("none", 0, "B");
   if (!edges.empty()) edge_expr = tensors_expr<V>(in, edges) * flight;
+  // Each multi-token-prediction module runs the LM head and the loss once more.
+  const V heads = V::term("heads", 1.0 + mtp, "LM-head passes (1 + multi-token prediction)");
+  auto times_heads = [&](const V& e) { return mtp > 0 ? e * heads : e; };
   if (place.last) {
-    const V head = tensors_expr<V>(in, last_stage_tensors(in)) * loss_in_flight<V>(in, m);
+    const V head =
+        times_heads(tensors_expr<V>(in, last_stage_tensors(in)) * loss_in_flight<V>(in, m));
     edge_expr = edges.empty() ? head : edge_expr + head;
   }
   if (place.last || !edges.empty()) {
@@ -112,8 +119,8 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
              V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over") +
          V::term("lse_bytes", 4, "B (fp32 log-sum-exp)")) *
         V::term("tokens", local_tokens(in), "tokens") * loss_in_flight<V>(in, m);
-    out.push_back(make(ItemId::logits, "logits for the fused loss (16-bit)", Unit::bytes, logits,
-                       k_src_loss));
+    out.push_back(make(ItemId::logits, "logits for the fused loss (16-bit)", Unit::bytes,
+                       times_heads(logits), k_src_loss));
   }
   if (place.last && in.training.loss == Loss::standard) {
     const V logits = V::term("bytes", 4, "B (fp32)") *
@@ -121,8 +128,8 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
                      V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
                      V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over") *
                      loss_in_flight<V>(in, m);
-    out.push_back(
-        make(ItemId::logits, "log-probs for the loss (fp32)", Unit::bytes, logits, k_src_loss));
+    out.push_back(make(ItemId::logits, "log-probs for the loss (fp32)", Unit::bytes,
+                       times_heads(logits), k_src_loss));
   }
   return out;
 }

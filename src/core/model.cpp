@@ -134,19 +134,26 @@ EdgeParams edge_params(const ModelSpec& m) {
   return e;
 }
 
+double mtp_extra_params(const ModelSpec& m) {
+  const double h = m.hidden;
+  return 2.0 * h * h + 3.0 * norm_params(m, h);
+}
+
 double total_params(const ModelSpec& m) {
   if (m.count_only) return m.params;
   const EdgeParams e = edge_params(m);
   return e.embedding + e.positions + e.embedding_norm + e.final_norm + e.lm_head + e.lm_head_bias +
          moe_layers(m) * layer_params(m, true).total() +
-         dense_mlp_layers(m) * layer_params(m, false).total();
+         dense_mlp_layers(m) * layer_params(m, false).total() +
+         m.mtp_layers * (layer_params(m).total() + mtp_extra_params(m));
 }
 
 double active_params(const ModelSpec& m) {
   if (!is_moe(m)) return total_params(m);
   const double mats = is_gated(m.ffn_act) ? 3.0 : 2.0;
   const double inactive_experts = m.experts - m.experts_per_token;
-  return total_params(m) - moe_layers(m) * inactive_experts * mats * m.hidden * m.expert_ffn;
+  return total_params(m) -
+         (moe_layers(m) + m.mtp_layers) * inactive_experts * mats * m.hidden * m.expert_ffn;
 }
 
 }  // namespace trainledger

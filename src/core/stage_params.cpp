@@ -128,8 +128,10 @@ StageParams stage_params(const PlanInput& in, int layers, bool first, bool last)
   const int dense_here = layers - stage_moe_layers(m, layers, first);
   double vectors = 0;
   double factored = 0;
+  // The last stage also holds the multi-token-prediction modules' layers.
+  const int mtp = last ? m.mtp_layers : 0;
   for (const bool moe : {false, true}) {
-    const int n = moe ? layers - dense_here : dense_here;
+    const int n = (moe ? layers - dense_here : dense_here) + (moe == is_moe(m) ? mtp : 0);
     if (n <= 0) continue;
     const LayerParams lp = layer_params(m, moe);
     const double kv_scale = local_kv_heads(m, tp) / std::max(1, m.kv_heads);
@@ -160,6 +162,14 @@ StageParams stage_params(const PlanInput& in, int layers, bool first, bool last)
   if (last) {
     s.dense += e.final_norm;
     vectors += e.final_norm;
+    if (mtp > 0) {
+      // Each module's h × 2h projection (column-parallel, split by tp) and three norms.
+      const double norms = mtp_extra_params(m) - 2.0 * h * h;
+      s.dense += mtp * (2.0 * h * h / tp + norms);
+      s.matrix += mtp * 2.0 * h * h / tp;
+      vectors += mtp * norms;
+      factored += mtp * (2.0 * h / tp + h);
+    }
     // Tied embeddings are one tensor when one stage holds both ends; with pp > 1 the last
     // stage keeps its own copy for the LM head (Megatron-LM's shared word embeddings).
     const bool head_copy = !m.tied_embeddings || (pp > 1);

@@ -99,6 +99,7 @@ json model_json(const ModelSpec& m) {
   j["router_bias"] = m.router_bias;
   j["dense_layers"] = m.dense_layers;
   j["moe_every"] = m.moe_every;
+  j["mtp_layers"] = m.mtp_layers;
   j["qk_norm"] = std::string(to_string(m.qk_norm));
   j["lm_head_bias"] = m.lm_head_bias;
   j["sliding_window"] = m.sliding_window;

@@ -277,3 +277,30 @@ TEST_CASE("config.json MoE layouts: decoder_sparse_step read, other patterns ref
   CHECK(errors[0].find("moe_layers = [0, 2]: MoE layers other than every "
                        "interleave_moe_layer_step-th are not modelled") != std::string::npos);
 }
+
+TEST_CASE("multi-token prediction: one more MoE layer, a projection and an LM-head pass",
+          "[architectures]") {
+  const PlanResult base = test::plan_text(k_deepseek);
+  const PlanResult mtp = test::plan_text(k_deepseek, {"model.mtp_layers=1"});
+  const ModelSpec& m = mtp.input.model;
+  const LayerParams moe = layer_params(m, true);
+  const double h = 7168;
+  // DeepSeek-V3's module: a MoE layer, eh_proj (h × 2h), enorm, hnorm, shared_head.norm.
+  CHECK(total_params(m) - total_params(base.input.model) == moe.total() + 2 * h * h + 3 * h);
+  CHECK(total_params(m) - total_params(base.input.model) == 11610068224.0);
+  // It lies on the last stage (15): its experts split by ep, the rest whole (tp = 1), bf16.
+  const double local = moe.total() - moe.expert_matrix + moe.expert_matrix / 64;
+  CHECK(test::item_value(mtp, "params", 15) - test::item_value(base, "params", 15) ==
+        Approx(2 * (local + 2 * h * h + 3 * h)).epsilon(1e-12));
+  CHECK(test::item_value(mtp, "params", 1) == test::item_value(base, "params", 1));
+  // One more pass of the LM head and its loss: the logits are kept twice.
+  CHECK(test::item_value(mtp, "logits", 15) == 2 * test::item_value(base, "logits", 15));
+  // The last stage's activations hold one more layer (2 → 3, full recompute: the inputs).
+  CHECK(test::item_value(mtp, "activations", 15) ==
+        Approx(1.5 * test::item_value(base, "activations", 15)).epsilon(1e-12));
+  // Model FLOPs grow by the layer, the projection and the head pass.
+  const LineItem* f0 = find_item(base.time, ItemId::mfu);
+  const LineItem* f1 = find_item(mtp.time, ItemId::mfu);
+  REQUIRE((f0 && f1));
+  CHECK(term(*f1, "model_flops") > term(*f0, "model_flops"));
+}
