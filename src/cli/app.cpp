@@ -102,6 +102,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CheckOptions check_options;
   CLI::App* plan = add_plan_command(app, plan_options);
   CLI::App* check = add_check_command(app, check_options);
+  SearchCliOptions search_options;
+  CLI::App* search = add_search_command(app, search_options);
   CLI::App* explain = add_explain_command(app, explain_options);
   CLI::App* models = add_models_command(app);
   CLI::App* gpus = add_gpus_command(app);
@@ -135,6 +137,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (*plan) return run_plan(plan_options, out, err);
     if (*explain) return run_explain(explain_options, out, err);
     if (*check) return run_check(check_options, out, err);
+    if (*search) return run_search(search_options, out, err);
     if (*models) return run_models(out);
     if (*gpus) return run_gpus(out);
     if (*keys) return run_keys(out);

@@ -77,6 +77,24 @@ struct CheckOptions {
 };
 
 CLI::App* add_check_command(CLI::App& app, CheckOptions& o);
+
+struct SearchCliOptions {
+  PlanOptions plan;
+  int gpus = 0;
+  int nodes = 0;
+  std::string objective = "step-time";
+  int top = 10;
+  std::vector<std::string> fix;
+  std::vector<std::string> allow;
+  int jobs = 0;  // 0: every core
+  std::string headroom = "10%";
+  bool fewest = false;
+  std::string target;  // --target-step-time
+  std::string format = "table";
+  bool no_progress = false;
+};
+CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o);
+int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err);
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err);
 
 struct CalibrateOptions {

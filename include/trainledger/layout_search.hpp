@@ -1,0 +1,81 @@
+// Layout search (docs/cli.md#search): every valid way to lay a plan out on a cluster, judged by
+// the numbers-only evaluation (trainledger/numbers.hpp), with the same rules as a plan file.
+// Memory is evaluated first and a layout that does not fit with the required headroom is
+// dropped before its time side is computed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainledger/plan.hpp"
+
+namespace trainledger {
+
+// What a layout may vary. An empty list lets the search choose every value it can; a list
+// holds the values allowed (--allow), one value fixes it (--fix).
+struct SearchSpace {
+  std::vector<int> tp, pp, cp, ep, zero, micro_batch, virtual_stages;
+  std::vector<int> sequence_parallel;  // 0, 1
+  std::vector<Recompute> recompute;
+  std::vector<Schedule> schedule;
+  bool uneven = true;  // pp that does not divide the layers: stages as even as they can be
+};
+
+enum class Objective { step_time, tokens_per_s, memory, cost };
+
+// One layout and what it gives.
+struct Layout {
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, zero = 0, virtual_stages = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::none;
+  Schedule schedule = Schedule::one_f_one_b;
+  std::int64_t micro_batch = 1;
+  std::vector<int> stage_layers;  // empty: even stages
+  // Results.
+  double peak_bytes = 0;  // the worst stage's peak
+  int worst_stage = 0;
+  double step_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;
+  std::int64_t grad_accum = 1;
+  double compute_s = 0, recompute_s = 0, comm_s = 0, bubble_s = 0, optimizer_s = 0;
+  std::int64_t order = 0;  // position in the enumeration (ties keep it)
+};
+
+struct SearchOptions {
+  SearchSpace space;
+  Objective objective = Objective::step_time;
+  int top = 10;
+  int jobs = 1;
+  double headroom = 0.10;  // share of the capacity kept free
+  // Called now and then from the searching threads' coordinator with (done, total).
+  std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+struct SearchResult {
+  std::vector<Layout> top;     // best first; equivalent layouts (the same numbers) listed once
+  std::vector<Layout> pareto;  // peak memory vs step time, lowest memory first
+  std::int64_t enumerated = 0;
+  std::int64_t valid = 0;    // passed the plan's rules
+  std::int64_t fitting = 0;  // fit with the headroom (their time was evaluated)
+  double limit_bytes = 0;
+};
+
+// `base` with the layout applied, derived values derived again as the loader would (the
+// gradient sync from the ZeRO stage, Megatron's bucket size from dp × cp) unless the plan set
+// them. The global batch is held.
+PlanInput with_layout(const PlanInput& base, const Layout& l);
+
+// The layouts of `base`'s cluster (its world size) in `space`, in a fixed order.
+std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& space);
+
+// Searches every layout; deterministic for any number of jobs.
+SearchResult search_layouts(const PlanInput& base, const SearchOptions& options);
+
+// Ranking key: lower is better.
+double objective_value(const Layout& l, Objective o, int world);
+
+}  // namespace trainledger

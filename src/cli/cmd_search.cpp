@@ -1,0 +1,444 @@
+// `trainledger search PLAN`: every valid layout of the plan on its cluster (or --gpus/--nodes),
+// the ones that fit ranked by the objective, why the best win, and the Pareto front of peak
+// memory against step time; --fewest answers the inverse question (docs/cli.md#search).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <ostream>
+#include <thread>
+
+#include "app.hpp"
+#include "trainledger/layout_search.hpp"
+
+namespace trainledger::cli {
+
+namespace {
+
+constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) break;
+    start = at + 1;
+  }
+  return out;
+}
+
+[[noreturn]] void usage_error(const std::string& option, const std::string& message) {
+  throw config::ConfigError({config::Diagnostic{config::Origin{option, 0, 0, "option"}, message}});
+}
+
+int to_int(const std::string& option, const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const long v = std::stol(text, &used);
+    if (used == text.size() && v >= 0 && v <= 1000000) return static_cast<int>(v);
+  } catch (const std::exception&) {
+  }
+  usage_error(option, fmt::format("\"{}\" is not a count", text));
+}
+
+// --fix KEY=V and --allow KEY=V1,V2 into the search space.
+void restrict(SearchSpace& space, const std::string& option, const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    usage_error(option, fmt::format("\"{}\": expected KEY=VALUE[,VALUE...]", text));
+  const std::string key = text.substr(0, eq);
+  const std::vector<std::string> values = split(text.substr(eq + 1), ',');
+  auto ints = [&](std::vector<int>& into) {
+    for (const std::string& v : values) into.push_back(to_int(option, v));
+  };
+  if (key == "tp") {
+    ints(space.tp);
+  } else if (key == "pp") {
+    ints(space.pp);
+  } else if (key == "cp") {
+    ints(space.cp);
+  } else if (key == "ep") {
+    ints(space.ep);
+  } else if (key == "zero") {
+    ints(space.zero);
+  } else if (key == "micro_batch" || key == "mb") {
+    ints(space.micro_batch);
+  } else if (key == "virtual_stages" || key == "vs") {
+    ints(space.virtual_stages);
+  } else if (key == "sp" || key == "sequence_parallel") {
+    for (const std::string& v : values) {
+      if (v != "true" && v != "false" && v != "0" && v != "1")
+        usage_error(option, fmt::format("{}: \"{}\" is not true or false", key, v));
+      space.sequence_parallel.push_back(v == "true" || v == "1" ? 1 : 0);
+    }
+  } else if (key == "recompute") {
+    for (const std::string& v : values) {
+      const Recompute r = from_string(v, Recompute::none);
+      if (to_string(r) != v)
+        usage_error(option, fmt::format("recompute: \"{}\" is not none, selective, op or full", v));
+      space.recompute.push_back(r);
+    }
+  } else if (key == "schedule") {
+    for (const std::string& v : values) {
+      const Schedule s = from_string(v, Schedule::one_f_one_b);
+      if (to_string(s) != v)
+        usage_error(option,
+                    fmt::format("schedule: \"{}\" is not 1f1b, gpipe, interleaved or zb-h1", v));
+      space.schedule.push_back(s);
+    }
+  } else if (key == "uneven") {
+    space.uneven = values.front() == "true" || values.front() == "1";
+  } else {
+    usage_error(option, fmt::format("unknown key \"{}\" (tp, pp, cp, ep, zero, sp, recompute, "
+                                    "micro_batch, schedule, virtual_stages, uneven)",
+                                    key));
+  }
+}
+
+Objective objective_of(const std::string& s) {
+  if (s == "tokens-per-s") return Objective::tokens_per_s;
+  if (s == "memory") return Objective::memory;
+  if (s == "cost") return Objective::cost;
+  return Objective::step_time;
+}
+
+std::string layout_text(const Layout& l) {
+  std::string s = fmt::format("tp {} · pp {} · dp {}", l.tp, l.pp, l.dp);
+  if (l.cp > 1) s += fmt::format(" · cp {}", l.cp);
+  if (l.ep > 1) s += fmt::format(" · ep {}", l.ep);
+  s += fmt::format(" · ZeRO-{}", l.zero);
+  if (l.sequence_parallel) s += " · sp";
+  s += fmt::format(" · recompute {} · micro-batch {}", to_string(l.recompute), l.micro_batch);
+  if (l.pp > 1) {
+    s += fmt::format(" · {}", to_string(l.schedule));
+    if (l.schedule == Schedule::interleaved) s += fmt::format(" × {}", l.virtual_stages);
+  }
+  if (!l.stage_layers.empty()) s += " · uneven stages";
+  return s;
+}
+
+std::string ms(double s) {
+  return std::fabs(s) >= 1 ? fmt::format("{:.2f} s", s) : fmt::format("{:.0f} ms", s * 1e3);
+}
+
+// What makes `a` faster than `b`: the step's components that differ most.
+std::string why(const Layout& a, const Layout& b) {
+  struct Part {
+    const char* name;
+    double delta;
+  };
+  Part parts[] = {{"compute", a.compute_s - b.compute_s},
+                  {"recompute", a.recompute_s - b.recompute_s},
+                  {"exposed communication", a.comm_s - b.comm_s},
+                  {"bubble", a.bubble_s - b.bubble_s},
+                  {"optimizer", a.optimizer_s - b.optimizer_s}};
+  std::sort(std::begin(parts), std::end(parts),
+            [](const Part& x, const Part& y) { return x.delta < y.delta; });
+  std::string s;
+  for (const Part& p : parts) {
+    if (p.delta >= -1e-4 * std::max(a.step_s, 1e-9)) break;
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{} less {}", ms(-p.delta), p.name);
+  }
+  const Part& worst = parts[4];
+  if (worst.delta > 1e-4 * std::max(a.step_s, 1e-9))
+    s += fmt::format("{}{} more {}", s.empty() ? "" : "; ", ms(worst.delta), worst.name);
+  if (a.peak_bytes < b.peak_bytes)
+    s += fmt::format("{}{:.1f} GiB less memory", s.empty() ? "" : "; ",
+                     (b.peak_bytes - a.peak_bytes) / k_gib);
+  return s.empty() ? "the same step time; listed first in the enumeration" : s;
+}
+
+nlohmann::json layout_json(const Layout& l) {
+  nlohmann::json j = {{"tp", l.tp},
+                      {"pp", l.pp},
+                      {"dp", l.dp},
+                      {"cp", l.cp},
+                      {"ep", l.ep},
+                      {"zero", l.zero},
+                      {"sequence_parallel", l.sequence_parallel},
+                      {"recompute", to_string(l.recompute)},
+                      {"micro_batch", l.micro_batch},
+                      {"grad_accum", l.grad_accum},
+                      {"schedule", to_string(l.schedule)},
+                      {"virtual_stages", l.virtual_stages},
+                      {"stage_layers", l.stage_layers},
+                      {"peak_bytes", std::llround(l.peak_bytes)},
+                      {"worst_stage", l.worst_stage},
+                      {"step_s", l.step_s},
+                      {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu},
+                      {"mfu", l.mfu},
+                      {"time_s",
+                       {{"compute", l.compute_s},
+                        {"recompute", l.recompute_s},
+                        {"comm_exposed", l.comm_s},
+                        {"bubble", l.bubble_s},
+                        {"optimizer", l.optimizer_s}}}};
+  return j;
+}
+
+// The --set lines that give a layout (to paste into `trainledger plan`).
+std::string sets_of(const Layout& l) {
+  std::string s = fmt::format(
+      "--set parallel.tp={} --set parallel.pp={} --set parallel.dp={} --set parallel.cp={} "
+      "--set parallel.ep={} --set parallel.zero={} --set parallel.sequence_parallel={} "
+      "--set training.recompute={} --set training.micro_batch={}",
+      l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.sequence_parallel ? "true" : "false",
+      to_string(l.recompute), l.micro_batch);
+  if (l.pp > 1) s += fmt::format(" --set parallel.schedule={}", to_string(l.schedule));
+  if (l.schedule == Schedule::interleaved)
+    s += fmt::format(" --set parallel.virtual_stages={}", l.virtual_stages);
+  if (!l.stage_layers.empty())
+    s += fmt::format(" --set parallel.stage_layers=[{}]", fmt::join(l.stage_layers, ","));
+  return s;
+}
+
+struct Run {
+  PlanInput input;
+  SearchResult result;
+  double seconds = 0;
+  int world = 0;
+};
+
+Run search_once(const PlanInput& base, const SearchOptions& so) {
+  Run r;
+  r.input = base;
+  r.world = base.cluster.nodes * base.cluster.gpus_per_node;
+  const auto t0 = std::chrono::steady_clock::now();
+  r.result = search_layouts(base, so);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+bool meets(const SearchResult& r, double target_s) {
+  return !r.top.empty() && (target_s <= 0 || r.top.front().step_s <= target_s);
+}
+
+void print_table(const Run& run, const SearchOptions& so, const std::string& objective,
+                 std::ostream& out) {
+  const PlanInput& in = run.input;
+  const SearchResult& r = run.result;
+  const std::int64_t batch = in.training.global_batch;
+  out << fmt::format("search: {} on {} × {} ({} node{} × {}) · global batch {} × {} tokens\n",
+                     in.model.name, run.world, in.cluster.gpu.name, in.cluster.nodes,
+                     in.cluster.nodes == 1 ? "" : "s", in.cluster.gpus_per_node, batch,
+                     in.training.seq_len);
+  out << fmt::format(
+      "{} layouts · {} valid · {} fit within {:.2f} GiB ({:.0f} % headroom) · ranked by {} · "
+      "{:.2f} s on {} job{}\n",
+      r.enumerated, r.valid, r.fitting, r.limit_bytes / k_gib, 100 * so.headroom, objective,
+      run.seconds, so.jobs, so.jobs == 1 ? "" : "s");
+  if (r.top.empty()) {
+    out << "no layout fits: try more GPUs (--gpus, --fewest), a smaller batch or sequence, or "
+           "--allow more values\n";
+    return;
+  }
+  out << fmt::format(
+      "\n{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>4} {:>3} {:>10} {:>3} {:>5} "
+      "{:<15} {:>9} {:>9} {:>10} {:>6}\n",
+      "#", "tp", "pp", "dp", "cp", "ep", "zero", "sp", "recompute", "mb", "accum", "schedule",
+      "peak GiB", "step", "tok/s/GPU", "MFU");
+  int rank = 0;
+  for (const Layout& l : r.top) {
+    std::string sched = l.pp > 1 ? std::string(to_string(l.schedule)) : "-";
+    if (l.schedule == Schedule::interleaved) sched += fmt::format(" ×{}", l.virtual_stages);
+    if (!l.stage_layers.empty()) sched += " uneven";
+    out << fmt::format(
+        "{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>4} {:>3} {:>10} {:>3} {:>5} "
+        "{:<15} {:>9.2f} {:>9} {:>10.0f} {:>5.1f}%\n",
+        ++rank, l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.sequence_parallel ? "y" : "n",
+        to_string(l.recompute), l.micro_batch, l.grad_accum, sched, l.peak_bytes / k_gib,
+        ms(l.step_s), l.tokens_per_s_per_gpu, 100 * l.mfu);
+  }
+  out << "\nWhy the best win:\n";
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, r.top.size()); ++i) {
+    const Layout& l = r.top[i];
+    out << fmt::format(
+        "  #{}: step {} = compute {} + recompute {} + exposed communication {} + "
+        "bubble {} + optimizer {}\n",
+        i + 1, ms(l.step_s), ms(l.compute_s), ms(l.recompute_s), ms(l.comm_s), ms(l.bubble_s),
+        ms(l.optimizer_s));
+    if (i + 1 < r.top.size()) out << fmt::format("      vs #{}: {}\n", i + 2, why(l, r.top[i + 1]));
+  }
+  out << fmt::format("\nPareto front, peak memory against step time ({} layout{}):\n",
+                     r.pareto.size(), r.pareto.size() == 1 ? "" : "s");
+  for (const Layout& l : r.pareto)
+    out << fmt::format("  {:>8.2f} GiB  {:>9}  {}\n", l.peak_bytes / k_gib, ms(l.step_s),
+                       layout_text(l));
+  out << "\nThe best as plan settings:\n  trainledger plan ... " << sets_of(r.top.front()) << "\n";
+}
+
+}  // namespace
+
+CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "search",
+      "Every valid layout of the plan on its cluster (tp, pp with even or uneven stages, dp, cp, "
+      "ep, ZeRO stage, sequence parallel, recompute, micro-batch, schedule and virtual stages; "
+      "the global batch held), those that fit ranked by step time, with the Pareto front of "
+      "memory against time");
+  add_plan_options(*sub, o.plan);
+  sub->add_option("--gpus", o.gpus,
+                  "search on this many GPUs (a multiple of gpus_per_node, or "
+                  "fewer than one node)");
+  sub->add_option("--nodes", o.nodes, "search on this many nodes");
+  sub->add_option("--objective", o.objective,
+                  "rank by step-time (default), tokens-per-s (per GPU), memory (the worst "
+                  "stage's peak) or cost (GPU-seconds per step)")
+      ->check(CLI::IsMember({"step-time", "tokens-per-s", "memory", "cost"}));
+  sub->add_option("--top", o.top, "layouts to list (default 10)")->check(CLI::Range(1, 10000));
+  sub->add_option("--fix", o.fix, "hold a knob at one value: --fix tp=8 (repeatable)")
+      ->type_name("KEY=VALUE");
+  sub->add_option("--allow", o.allow, "the values a knob may take: --allow zero=1,3 (repeatable)")
+      ->type_name("KEY=V1,V2");
+  sub->add_option("--jobs", o.jobs, "threads (default: every core)")->check(CLI::Range(1, 1024));
+  sub->add_option("--headroom", o.headroom, "share of the GPU memory kept free (default 10%)");
+  sub->add_flag("--fewest", o.fewest,
+                "the inverse question: the fewest nodes (GPUs, below one node) on which some "
+                "layout fits (and meets --target-step-time), searched up to --nodes/--gpus or "
+                "4096 nodes");
+  sub->add_option("--target-step-time", o.target, "with --fewest: a step time to reach, e.g. 2s");
+  sub->add_option("--format", o.format, "table (default), json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  sub->add_flag("--no-progress", o.no_progress, "no progress line on a terminal");
+  return sub;
+}
+
+int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) {
+  const config::LoadedPlan loaded = load(o.plan);
+  PlanInput base = loaded.input;
+  if (base.model.count_only)
+    usage_error("search",
+                "a count-only model (model.params) has no layers to lay out: give its "
+                "architecture (model.preset, model.hf_config or the shape keys)");
+  SearchOptions so;
+  for (const std::string& f : o.fix) restrict(so.space, "--fix", f);
+  for (const std::string& a : o.allow) restrict(so.space, "--allow", a);
+  so.objective = objective_of(o.objective);
+  so.top = o.top;
+  so.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  so.headroom = config::parse_share_option("--headroom", o.headroom);
+  double target = 0;
+  if (!o.target.empty()) target = config::parse_duration_option("--target-step-time", o.target);
+  if (o.gpus > 0 && o.nodes > 0) usage_error("--gpus", "give --gpus or --nodes, not both");
+  if (base.training.global_batch <= 0)
+    base.training.global_batch = base.training.micro_batch * base.parallel.dp;
+  const int gpn = base.cluster.gpus_per_node;
+  auto set_world = [&](PlanInput& in, int gpus) {
+    if (gpus < gpn) {
+      in.cluster.gpus_per_node = gpus;
+      in.cluster.nodes = 1;
+    } else {
+      in.cluster.gpus_per_node = gpn;
+      in.cluster.nodes = gpus / gpn;
+    }
+  };
+  if (o.gpus > 0) {
+    if (o.gpus >= gpn && o.gpus % gpn != 0)
+      usage_error("--gpus", fmt::format("--gpus {} is not a multiple of cluster.gpus_per_node ({})",
+                                        o.gpus, gpn));
+    set_world(base, o.gpus);
+  }
+  if (o.nodes > 0) base.cluster.nodes = o.nodes;
+  const bool tty = !o.no_progress && o.format == "table" && isatty(2) != 0;
+  if (tty)
+    so.progress = [&err](std::int64_t done, std::int64_t total) {
+      err << fmt::format("\rsearching: {}/{} layouts ({:.0f} %)", done, total,
+                         total > 0 ? 100.0 * done / total : 100.0)
+          << std::flush;
+    };
+  Run run;
+  if (o.fewest) {
+    // Powers of two up to the limit, then bisection between the last that failed and the
+    // first that succeeded (more GPUs never make a layout that fit stop fitting).
+    const int limit = o.gpus > 0 ? o.gpus : (o.nodes > 0 ? o.nodes : 4096) * gpn;
+    auto at = [&](int gpus) {
+      PlanInput in = base;
+      set_world(in, gpus);
+      return search_once(in, so);
+    };
+    int lo = 0, hi = -1;
+    Run found;
+    for (int g = 1; g <= limit; g *= 2) {
+      Run r = at(g);
+      if (meets(r.result, target)) {
+        hi = g;
+        found = std::move(r);
+        break;
+      }
+      lo = g;
+    }
+    if (hi < 0) {
+      if (tty) err << "\r\033[K";
+      out << fmt::format("no layout on up to {} GPUs fits{}\n", limit,
+                         target > 0 ? " and reaches the target step time" : "");
+      return k_exit_does_not_fit;
+    }
+    // Between lo and hi: whole nodes above one node.
+    while (hi - lo > 1) {
+      int mid = lo + (hi - lo) / 2;
+      if (mid > gpn) mid -= mid % gpn;
+      if (mid <= lo || mid >= hi) break;
+      Run r = at(mid);
+      if (meets(r.result, target)) {
+        hi = mid;
+        found = std::move(r);
+      } else {
+        lo = mid;
+      }
+    }
+    run = std::move(found);
+    if (tty) err << "\r\033[K";
+    if (o.format == "table")
+      out << fmt::format("fewest: {} GPUs ({} node{} × {}) fit{}\n\n", run.world,
+                         run.input.cluster.nodes, run.input.cluster.nodes == 1 ? "" : "s",
+                         run.input.cluster.gpus_per_node,
+                         target > 0 ? fmt::format(" and reach a step of {}", ms(target)) : "");
+  } else {
+    run = search_once(base, so);
+    if (tty) err << "\r\033[K";
+  }
+  const SearchResult& r = run.result;
+  if (o.format == "json") {
+    nlohmann::json j;
+    j["search"] = {{"model", run.input.model.name},
+                   {"gpu", run.input.cluster.gpu.name},
+                   {"gpus", run.world},
+                   {"nodes", run.input.cluster.nodes},
+                   {"gpus_per_node", run.input.cluster.gpus_per_node},
+                   {"objective", o.objective},
+                   {"enumerated", r.enumerated},
+                   {"valid", r.valid},
+                   {"fitting", r.fitting},
+                   {"limit_bytes", std::llround(r.limit_bytes)},
+                   {"seconds", run.seconds},
+                   {"jobs", so.jobs}};
+    j["top"] = nlohmann::json::array();
+    for (const Layout& l : r.top) j["top"].push_back(layout_json(l));
+    j["pareto"] = nlohmann::json::array();
+    for (const Layout& l : r.pareto) j["pareto"].push_back(layout_json(l));
+    out << j.dump(2) << "\n";
+  } else if (o.format == "csv") {
+    out << "rank,tp,pp,dp,cp,ep,zero,sequence_parallel,recompute,micro_batch,grad_accum,"
+           "schedule,virtual_stages,stage_layers,peak_bytes,step_s,tokens_per_s_per_gpu,mfu\n";
+    int rank = 0;
+    for (const Layout& l : r.top)
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{:.9g},{:.9g},{:.6g}\n",
+                         ++rank, l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
+                         l.sequence_parallel ? "true" : "false", to_string(l.recompute),
+                         l.micro_batch, l.grad_accum, to_string(l.schedule), l.virtual_stages,
+                         fmt::join(l.stage_layers, " "), std::llround(l.peak_bytes), l.step_s,
+                         l.tokens_per_s_per_gpu, l.mfu);
+  } else {
+    print_table(run, so, o.objective, out);
+  }
+  return r.top.empty() ? k_exit_does_not_fit : k_exit_ok;
+}
+
+}  // namespace trainledger::cli

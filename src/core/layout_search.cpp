@@ -1,0 +1,304 @@
+// Layout search: enumerate, validate by the plan's rules, prune by memory, time the rest
+// (docs/cli.md#search). Threads take contiguous slices of the enumeration; each keeps its own
+// numbers-only storage, so the inner loop allocates nothing but a rule's rare message.
+#include "trainledger/layout_search.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "trainledger/numbers.hpp"
+#include "trainledger/rules.hpp"
+#include "trainledger/units.hpp"
+
+namespace trainledger {
+
+namespace {
+
+bool given(const PlanInput& in, std::string_view key) {
+  const Source s = in.provenance.of(key);
+  return s != Source::default_value && s != Source::derived;
+}
+
+std::vector<int> divisors(int n, int limit) {
+  std::vector<int> out;
+  for (int d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+template <typename T>
+std::vector<T> or_all(const std::vector<T>& allowed, std::vector<T> all) {
+  if (allowed.empty()) return all;
+  std::vector<T> out;
+  for (const T& v : all)
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) out.push_back(v);
+  // A fixed value the automatic list does not hold is still tried (the rules judge it).
+  for (const T& v : allowed)
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  return out;
+}
+
+// Stages as even as they can be: the extra layers go to the middle stages first (the first
+// and the last also hold the embedding and the LM head), then to the first.
+std::vector<int> uneven_stages(int layers, int pp) {
+  std::vector<int> s(static_cast<std::size_t>(pp), layers / pp);
+  int extra = layers % pp;
+  for (int i = 1; i + 1 < pp && extra > 0; ++i, --extra) ++s[static_cast<std::size_t>(i)];
+  for (int i = 0; extra > 0; i = (i + pp - 1) % pp, --extra) ++s[static_cast<std::size_t>(i)];
+  return s;
+}
+
+// The layout's fields written into `work` (a copy of `base`), as with_layout does.
+void apply_layout(PlanInput& work, const PlanInput& base, const Layout& l) {
+  ParallelSpec& p = work.parallel;
+  TrainingSpec& t = work.training;
+  p.tp = l.tp;
+  p.pp = l.pp;
+  p.dp = l.dp;
+  p.cp = l.cp;
+  p.ep = l.ep;
+  p.zero = l.zero;
+  p.sequence_parallel = l.sequence_parallel;
+  p.schedule = l.schedule;
+  p.virtual_stages = l.virtual_stages;
+  p.stage_layers = l.stage_layers;
+  t.micro_batch = l.micro_batch;
+  t.recompute = l.recompute;
+  t.global_batch = base.training.global_batch > 0 ? base.training.global_batch
+                                                  : base.training.micro_batch * base.parallel.dp;
+  if (!given(base, "parallel.grad_sync"))
+    p.grad_sync = l.zero >= 2 ? GradSync::every_micro_batch : GradSync::last_micro_batch;
+  if (base.training.framework == Framework::megatron && !given(base, "parallel.bucket_size")) {
+    // Megatron-Core DDP: max(4e7, 1e6 × dp × cp) elements (the loader's derivation).
+    const double ranks = static_cast<double>(l.dp) * l.cp;
+    p.bucket_size = std::max(4e7, 1e6 * ranks) * dtype_bytes(t.reduce_dtype);
+  }
+}
+
+double item(const NumItems& items, ItemId id) {
+  for (const NumItem& i : items)
+    if (i.item == id) return i.value;
+  return 0;
+}
+
+bool better(const Layout& a, const Layout& b, Objective o, int world) {
+  const double x = objective_value(a, o, world), y = objective_value(b, o, world);
+  if (x != y) return x < y;
+  return a.order < b.order;
+}
+
+struct Slice {
+  std::vector<Layout> kept;  // fitting layouts with their results
+  std::int64_t valid = 0;
+};
+
+}  // namespace
+
+double objective_value(const Layout& l, Objective o, int world) {
+  switch (o) {
+    case Objective::step_time:
+      return l.step_s;
+    case Objective::tokens_per_s:
+      return -l.tokens_per_s_per_gpu;
+    case Objective::memory:
+      return l.peak_bytes;
+    case Objective::cost:
+      return l.step_s * world;  // GPU-seconds per step
+  }
+  return l.step_s;
+}
+
+PlanInput with_layout(const PlanInput& base, const Layout& l) {
+  PlanInput out = base;
+  apply_layout(out, base, l);
+  return out;
+}
+
+std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& space) {
+  std::vector<Layout> out;
+  const ModelSpec& m = base.model;
+  const int gpn = base.cluster.gpus_per_node;
+  const int world = base.cluster.nodes * gpn;
+  if (m.count_only || m.layers < 1 || world < 1) return out;
+  const std::int64_t batch = base.training.global_batch > 0
+                                 ? base.training.global_batch
+                                 : base.training.micro_batch * base.parallel.dp;
+  const std::int64_t seq = base.training.seq_len;
+  // Tensor parallelism stays within a node and splits the heads.
+  std::vector<int> tps;
+  for (int tp : divisors(std::min(gpn, world), gpn))
+    if (m.heads % tp == 0) tps.push_back(tp);
+  tps = or_all(space.tp, tps);
+  std::vector<int> cps;
+  for (int cp = 1; cp <= 16; cp *= 2)
+    if (cp == 1 || (seq >= 8192 && seq % (2 * cp) == 0)) cps.push_back(cp);
+  cps = or_all(space.cp, cps);
+  const std::vector<int> zeros = or_all(space.zero, {0, 1, 2, 3});
+  const std::vector<Recompute> recomputes =
+      or_all(space.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+  for (int tp : tps) {
+    if (world % tp != 0) continue;
+    std::vector<int> pps = or_all(space.pp, divisors(world / tp, m.layers));
+    for (int pp : pps) {
+      if ((world / tp) % pp != 0 || pp > m.layers) continue;
+      const bool even = m.layers % pp == 0;
+      if (!even && !space.uneven) continue;
+      const std::vector<int> stages = even ? std::vector<int>{} : uneven_stages(m.layers, pp);
+      std::vector<Schedule> schedules = {Schedule::one_f_one_b};
+      if (pp > 1) schedules = {Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1};
+      schedules = or_all(space.schedule, schedules);
+      for (int cp : cps) {
+        if ((world / tp / pp) % cp != 0) continue;
+        const int dp = world / tp / pp / cp;
+        if (batch % dp != 0) continue;
+        std::vector<int> eps = {1};
+        if (m.experts > 0)
+          for (int ep : divisors(dp * cp, m.experts))
+            if (ep > 1 && m.experts % ep == 0) eps.push_back(ep);
+        eps = or_all(space.ep, eps);
+        std::vector<int> mbs;
+        for (std::int64_t mb = 1; mb <= std::min<std::int64_t>(batch / dp, 64); ++mb)
+          if ((batch / dp) % mb == 0) mbs.push_back(static_cast<int>(mb));
+        mbs = or_all(space.micro_batch, mbs);
+        const std::vector<int> sps =
+            or_all(space.sequence_parallel, tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
+        for (int ep : eps)
+          for (int zero : zeros) {
+            if (dp * cp == 1 && zero > 0) continue;
+            for (int sp : sps)
+              for (Recompute rc : recomputes)
+                for (int mb : mbs)
+                  for (Schedule sch : schedules) {
+                    std::vector<int> vss = {1};
+                    if (sch == Schedule::interleaved) {
+                      vss.clear();
+                      const int per = even ? m.layers / pp : m.layers / pp;
+                      for (int v = 2; v <= 4; ++v)
+                        if (per % v == 0) vss.push_back(v);
+                      vss = or_all(space.virtual_stages, vss);
+                    }
+                    for (int vs : vss) {
+                      Layout l;
+                      l.tp = tp;
+                      l.pp = pp;
+                      l.dp = dp;
+                      l.cp = cp;
+                      l.ep = ep;
+                      l.zero = zero;
+                      l.sequence_parallel = sp != 0;
+                      l.recompute = rc;
+                      l.micro_batch = mb;
+                      l.schedule = sch;
+                      l.virtual_stages = vs;
+                      l.stage_layers = stages;
+                      l.order = static_cast<std::int64_t>(out.size());
+                      out.push_back(std::move(l));
+                    }
+                  }
+          }
+      }
+    }
+  }
+  return out;
+}
+
+SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
+  SearchResult r;
+  std::vector<Layout> all = enumerate_layouts(base, o.space);
+  r.enumerated = static_cast<std::int64_t>(all.size());
+  r.limit_bytes = static_cast<double>(base.cluster.gpu.memory_bytes) * (1.0 - o.headroom);
+  const int world = base.cluster.nodes * base.cluster.gpus_per_node;
+  const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(all.size() / 64 + 1)));
+  std::vector<Slice> slices(static_cast<std::size_t>(jobs));
+  std::atomic<std::int64_t> done{0};
+  auto work = [&](int j) {
+    Slice& s = slices[static_cast<std::size_t>(j)];
+    PlanInput in = base;
+    PlanNumbers nums;
+    const std::size_t n = all.size();
+    const std::size_t from = n * static_cast<std::size_t>(j) / static_cast<std::size_t>(jobs);
+    const std::size_t to = n * static_cast<std::size_t>(j + 1) / static_cast<std::size_t>(jobs);
+    for (std::size_t i = from; i < to; ++i) {
+      Layout& l = all[i];
+      apply_layout(in, base, l);
+      if ((i - from) % 256 == 255) done.fetch_add(256, std::memory_order_relaxed);
+      if (!check_rules(in).empty()) continue;
+      ++s.valid;
+      evaluate(in, nums, PlanScope{false, false});
+      l.peak_bytes = nums.verdict.peak_bytes;
+      l.worst_stage = nums.worst_stage;
+      if (!(l.peak_bytes <= r.limit_bytes)) continue;
+      evaluate(in, nums, PlanScope{true, false});
+      l.grad_accum = nums.derived.grad_accum;
+      l.step_s = item(nums.time, ItemId::time_step);
+      l.tokens_per_s_per_gpu = item(nums.time, ItemId::throughput_tokens_per_s_per_gpu);
+      l.mfu = item(nums.time, ItemId::mfu);
+      l.compute_s = item(nums.time, ItemId::time_compute);
+      l.recompute_s = item(nums.time, ItemId::time_recompute);
+      l.comm_s = item(nums.time, ItemId::time_comm_exposed);
+      l.bubble_s = item(nums.time, ItemId::time_bubble);
+      l.optimizer_s = item(nums.time, ItemId::time_optimizer);
+      if (!(l.step_s > 0) || !std::isfinite(l.step_s)) continue;
+      s.kept.push_back(l);
+    }
+  };
+  std::atomic<int> finished{0};
+  std::vector<std::thread> threads;
+  for (int j = 0; j < jobs; ++j)
+    threads.emplace_back([&, j] {
+      work(j);
+      finished.fetch_add(1);
+    });
+  // The caller's progress line, from this thread only.
+  while (o.progress && finished.load() < jobs) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    o.progress(std::min(done.load(), r.enumerated), r.enumerated);
+  }
+  for (std::thread& t : threads) t.join();
+  if (o.progress) o.progress(r.enumerated, r.enumerated);
+  std::vector<Layout> kept;
+  for (Slice& s : slices) {
+    r.valid += s.valid;
+    for (Layout& l : s.kept) kept.push_back(std::move(l));
+  }
+  r.fitting = static_cast<std::int64_t>(kept.size());
+  std::sort(kept.begin(), kept.end(),
+            [&](const Layout& a, const Layout& b) { return better(a, b, o.objective, world); });
+  // Pareto front of peak memory and step time: by memory, keep what is faster than all before.
+  std::vector<const Layout*> by_memory;
+  for (const Layout& l : kept) by_memory.push_back(&l);
+  std::sort(by_memory.begin(), by_memory.end(), [](const Layout* a, const Layout* b) {
+    if (a->peak_bytes != b->peak_bytes) return a->peak_bytes < b->peak_bytes;
+    if (a->step_s != b->step_s) return a->step_s < b->step_s;
+    return a->order < b->order;
+  });
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const Layout* l : by_memory)
+    if (l->step_s < fastest) {
+      fastest = l->step_s;
+      r.pareto.push_back(*l);
+    }
+  // The top list skips a layout whose numbers equal a listed one's to the bit while only a knob
+  // that changes nothing differs (selective recompute under flash attention, a sequence
+  // parallel flag that tp = 1 ignores): the first in the enumeration stands for them.
+  auto same = [](const Layout& a, const Layout& b) {
+    return a.peak_bytes == b.peak_bytes && a.step_s == b.step_s && a.tp == b.tp && a.pp == b.pp &&
+           a.dp == b.dp && a.cp == b.cp && a.ep == b.ep && a.zero == b.zero &&
+           a.micro_batch == b.micro_batch && a.schedule == b.schedule &&
+           a.virtual_stages == b.virtual_stages;
+  };
+  const std::size_t want = static_cast<std::size_t>(std::max(0, o.top));
+  for (Layout& l : kept) {
+    if (r.top.size() >= want) break;
+    bool dup = false;
+    for (const Layout& t : r.top) dup = dup || same(l, t);
+    if (!dup) r.top.push_back(std::move(l));
+  }
+  return r;
+}
+
+}  // namespace trainledger

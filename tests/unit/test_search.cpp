@@ -1,0 +1,173 @@
+// Layout search (docs/cli.md#search): its best layout is the best of separate `plan` runs over
+// the same space, its numbers are plan's to the bit, and it does not depend on the threads.
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "helpers.hpp"
+#include "trainledger/layout_search.hpp"
+#include "trainledger/ledger.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+const std::string k_small = R"([model]
+preset = "llama-3.2-1b"
+[training]
+seq_len = 4096
+global_batch = 16
+[cluster]
+gpu = "a100-sxm4-40gb"
+nodes = 1
+gpus_per_node = 8
+)";
+
+// The --set lines that give a layout, as a user would pass them to `trainledger plan`.
+std::vector<std::string> sets_of(const Layout& l) {
+  std::vector<std::string> s = {
+      fmt::format("parallel.tp={}", l.tp),
+      fmt::format("parallel.pp={}", l.pp),
+      fmt::format("parallel.dp={}", l.dp),
+      fmt::format("parallel.cp={}", l.cp),
+      fmt::format("parallel.ep={}", l.ep),
+      fmt::format("parallel.zero={}", l.zero),
+      fmt::format("parallel.sequence_parallel={}", l.sequence_parallel ? "true" : "false"),
+      fmt::format("training.recompute=\"{}\"", to_string(l.recompute)),
+      fmt::format("training.micro_batch={}", l.micro_batch),
+      fmt::format("parallel.schedule=\"{}\"", to_string(l.schedule)),
+      fmt::format("parallel.virtual_stages={}", l.virtual_stages)};
+  if (!l.stage_layers.empty())
+    s.push_back(fmt::format("parallel.stage_layers=[{}]", fmt::join(l.stage_layers, ",")));
+  return s;
+}
+
+double time_item(const PlanResult& p, ItemId id) {
+  const LineItem* i = find_item(p.time, id);
+  return i ? i->value : 0;
+}
+
+}  // namespace
+
+TEST_CASE("search: the best layout is the best of separate plan runs, to the bit", "[search]") {
+  const PlanInput base = test::load_text(k_small).input;
+  SearchOptions o;
+  o.space.zero = {0, 1, 3};
+  o.space.recompute = {Recompute::none, Recompute::full};
+  o.top = 1000000;
+  o.jobs = 2;
+  const SearchResult found = search_layouts(base, o);
+  REQUIRE(found.enumerated > 100);
+  REQUIRE(!found.top.empty());
+  // Brute force: every enumerated layout as its own plan, through the plan file's loader.
+  const double limit = static_cast<double>(base.cluster.gpu.memory_bytes) * 0.9;
+  int loaded = 0, fitting = 0;
+  double best = 1e300;
+  Layout best_layout;
+  PlanResult best_plan;
+  for (const Layout& l : enumerate_layouts(base, o.space)) {
+    if (!test::load_errors(k_small, sets_of(l)).empty()) continue;
+    ++loaded;
+    const PlanResult p = test::plan_text(k_small, sets_of(l));
+    if (!(p.verdict.peak_bytes <= limit)) continue;
+    ++fitting;
+    const double step = time_item(p, ItemId::time_step);
+    if (step < best) {
+      best = step;
+      best_layout = l;
+      best_plan = p;
+    }
+  }
+  // The loader accepts exactly the layouts the search's rules do.
+  CHECK(loaded == found.valid);
+  CHECK(fitting == found.fitting);
+  const Layout& top = found.top.front();
+  CHECK(top.order == best_layout.order);
+  CHECK(top.step_s == best);  // bit for bit
+  CHECK(top.peak_bytes == best_plan.verdict.peak_bytes);
+  CHECK(top.tokens_per_s_per_gpu == time_item(best_plan, ItemId::throughput_tokens_per_s_per_gpu));
+  CHECK(top.mfu == time_item(best_plan, ItemId::mfu));
+  CHECK(top.comm_s == time_item(best_plan, ItemId::time_comm_exposed));
+  // The list is sorted and the Pareto front is a front: less memory costs time.
+  for (std::size_t i = 1; i < found.top.size(); ++i)
+    CHECK(found.top[i - 1].step_s <= found.top[i].step_s);
+  REQUIRE(found.pareto.size() >= 2);
+  for (std::size_t i = 1; i < found.pareto.size(); ++i) {
+    CHECK(found.pareto[i - 1].peak_bytes <= found.pareto[i].peak_bytes);
+    CHECK(found.pareto[i - 1].step_s > found.pareto[i].step_s);
+  }
+  CHECK(found.pareto.back().step_s == top.step_s);
+}
+
+TEST_CASE("search: the same answer on any number of threads; constraints hold", "[search]") {
+  const PlanInput base = test::load_text(k_small).input;
+  SearchOptions o;
+  o.top = 20;
+  o.jobs = 1;
+  const SearchResult one = search_layouts(base, o);
+  o.jobs = 3;
+  const SearchResult three = search_layouts(base, o);
+  REQUIRE(one.top.size() == three.top.size());
+  for (std::size_t i = 0; i < one.top.size(); ++i) {
+    CHECK(one.top[i].order == three.top[i].order);
+    CHECK(one.top[i].step_s == three.top[i].step_s);
+  }
+  CHECK(one.pareto.size() == three.pareto.size());
+  CHECK(one.valid == three.valid);
+  // --fix tp=2 and --allow zero=1,3.
+  o.space.tp = {2};
+  o.space.zero = {1, 3};
+  const SearchResult fixed = search_layouts(base, o);
+  REQUIRE(!fixed.top.empty());
+  for (const Layout& l : fixed.top) {
+    CHECK(l.tp == 2);
+    CHECK((l.zero == 1 || l.zero == 3));
+  }
+  // By memory: the first has the least peak of all that fit.
+  o.space = {};
+  o.objective = Objective::memory;
+  const SearchResult lean = search_layouts(base, o);
+  REQUIRE(!lean.top.empty());
+  CHECK(lean.top.front().peak_bytes == lean.pareto.front().peak_bytes);
+}
+
+TEST_CASE("search on the command line: table, JSON, CSV, constraints and the inverse question",
+          "[search][cli]") {
+  const std::string plan = test::source_path("configs/plans/llama-3.1-8b-fsdp.toml");
+  const auto json = test::run_cli(
+      {"search", plan, "--format", "json", "--top", "3", "--jobs", "2", "--fix", "tp=2"});
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["search"]["enumerated"].get<int>() > 0);
+  REQUIRE(j["top"].size() == 3);
+  for (const auto& l : j["top"]) CHECK(l["tp"] == 2);
+  CHECK(j["top"][0]["step_s"].get<double>() <= j["top"][1]["step_s"].get<double>());
+  const auto csv = test::run_cli({"search", plan, "--format", "csv", "--top", "2"});
+  REQUIRE(csv.code == 0);
+  CHECK(csv.out.rfind("rank,tp,pp,dp,cp,ep,zero,", 0) == 0);
+  const auto table = test::run_cli({"search", plan, "--top", "2"});
+  REQUIRE(table.code == 0);
+  CHECK(table.out.find("Pareto front, peak memory against step time") != std::string::npos);
+  CHECK(table.out.find("Why the best win:") != std::string::npos);
+  CHECK(table.out.find("trainledger plan ... --set parallel.tp=") != std::string::npos);
+  // Bad constraints are usage errors.
+  const auto bad = test::run_cli({"search", plan, "--fix", "tensor=2"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("unknown key \"tensor\"") != std::string::npos);
+  const auto bad_value = test::run_cli({"search", plan, "--allow", "recompute=most"});
+  CHECK(bad_value.code == 2);
+  // The fewest GPUs on which Llama 3.1 70B trains at all with this batch, then a target.
+  const auto fewest = test::run_cli({"search", "--set", "model.preset=\"llama-3.1-70b\"",
+                                     "--fewest", "--top", "1", "--format", "json"});
+  REQUIRE(fewest.code == 0);
+  const auto f = nlohmann::json::parse(fewest.out);
+  const int gpus = f["search"]["gpus"].get<int>();
+  CHECK(gpus > 1);
+  // One node fewer does not fit.
+  if (gpus > 8) {
+    const auto fewer = test::run_cli({"search", "--set", "model.preset=\"llama-3.1-70b\"", "--gpus",
+                                      std::to_string(gpus - 8), "--format", "json"});
+    CHECK(fewer.code == 1);
+  }
+}
