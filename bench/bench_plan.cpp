@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "trainledger/config.hpp"
+#include "trainledger/layout_search.hpp"
 #include "trainledger/numbers.hpp"
 #include "trainledger/plan.hpp"
 #include "trainledger/report.hpp"
@@ -114,5 +115,48 @@ void BM_render_json(benchmark::State& state) {
 BENCHMARK(BM_render_json);
 
 }  // namespace
+
+// Layout search: Llama-3.1-405B (seq 8192, global batch 2048) on 16,384 H100s, every layout
+// with uneven stages; candidates per second (per core: divide by the jobs) and the time of the
+// whole search.
+PlanInput search_405b(int with_cp) {
+  config::LoadOptions o;
+  o.sets = {"model.preset=\"llama-3.1-405b\"",
+            "cluster.gpu=\"h100-sxm5-80gb\"",
+            "training.seq_len=8192",
+            "training.global_batch=2048",
+            "parallel.tp=8",
+            "parallel.pp=16",
+            "parallel.dp=8",
+            "cluster.nodes=128",
+            "parallel.stage_layers=[7, 8, "
+            "8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]"};
+  PlanInput in = config::load_default_plan(o).input;
+  in.cluster.nodes = 2048;  // 16,384 GPUs; the search replaces the layout
+  (void)with_cp;
+  return in;
+}
+
+void BM_search_405b_16k(benchmark::State& state) {
+  const PlanInput base = search_405b(0);
+  SearchOptions o;
+  o.jobs = static_cast<int>(state.range(0));
+  if (state.range(1) == 0) o.space.cp = {1};
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    const SearchResult r = search_layouts(base, o);
+    n += r.enumerated;
+    benchmark::DoNotOptimize(r.top);
+  }
+  state.counters["layouts"] = benchmark::Counter(static_cast<double>(n) / state.iterations());
+  state.counters["layouts_per_s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_search_405b_16k)
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Args({2, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();
