@@ -104,6 +104,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CLI::App* check = add_check_command(app, check_options);
   SearchCliOptions search_options;
   CLI::App* search = add_search_command(app, search_options);
+  SweepOptions sweep_options;
+  CLI::App* sweep = add_sweep_command(app, sweep_options);
+  DiffOptions diff_options;
+  CLI::App* diff = add_diff_command(app, diff_options);
   CLI::App* explain = add_explain_command(app, explain_options);
   CLI::App* models = add_models_command(app);
   CLI::App* gpus = add_gpus_command(app);
@@ -138,6 +142,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (*explain) return run_explain(explain_options, out, err);
     if (*check) return run_check(check_options, out, err);
     if (*search) return run_search(search_options, out, err);
+    if (*sweep) return run_sweep(sweep_options, out, err);
+    if (*diff) return run_diff(diff_options, out, err);
     if (*models) return run_models(out);
     if (*gpus) return run_gpus(out);
     if (*keys) return run_keys(out);

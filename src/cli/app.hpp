@@ -94,6 +94,24 @@ struct SearchCliOptions {
   bool no_progress = false;
 };
 CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o);
+
+struct SweepOptions {
+  PlanOptions plan;
+  std::vector<std::string> vary;  // KEY=V1,V2,...
+  std::string show;               // comma-separated quantities
+  std::string format = "table";
+};
+CLI::App* add_sweep_command(CLI::App& app, SweepOptions& o);
+int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err);
+
+struct DiffOptions {
+  PlanOptions plan;   // A (its --set apply to B only)
+  std::string other;  // B; empty: A with --set
+  std::vector<std::string> sets_b;
+  std::string format = "table";
+};
+CLI::App* add_diff_command(CLI::App& app, DiffOptions& o);
+int run_diff(const DiffOptions& o, std::ostream& out, std::ostream& err);
 int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err);
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err);
 

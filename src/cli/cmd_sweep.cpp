@@ -1,0 +1,195 @@
+// `trainledger sweep PLAN --vary KEY=V1,V2,... [--vary ...]`: the plan at every point of a grid
+// of one or more knobs, each point loaded and validated like `plan --set KEY=V`, with the
+// quantities asked for (docs/cli.md#sweep).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+#include "app.hpp"
+#include "items_cli.hpp"
+
+namespace trainledger::cli {
+
+namespace {
+
+struct Axis {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+// KEY=V1,V2,...: commas split the values outside brackets and quotes.
+Axis axis_of(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw config::ConfigError({config::Diagnostic{config::Origin{"--vary", 0, 0, "option"},
+                                                  "\"" + text + "\": expected KEY=V1,V2,..."}});
+  Axis a{text.substr(0, eq), {}};
+  std::string cur;
+  int depth = 0;
+  bool quoted = false;
+  for (const char c : text.substr(eq + 1)) {
+    if (c == '"') quoted = !quoted;
+    if (!quoted && c == '[') ++depth;
+    if (!quoted && c == ']') --depth;
+    if (c == ',' && depth == 0 && !quoted) {
+      a.values.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  a.values.push_back(cur);
+  return a;
+}
+
+struct Point {
+  std::vector<std::string> values;  // one per axis
+  std::optional<PlanResult> plan;
+  std::string error;  // the loader's first message when the point is not a valid plan
+  std::vector<std::optional<Quantity>> shown;
+};
+
+}  // namespace
+
+CLI::App* add_sweep_command(CLI::App& app, SweepOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "sweep", "The plan over a grid of one or more knobs: chosen quantities at every point");
+  add_plan_options(*sub, o.plan);
+  sub->add_option("--vary", o.vary,
+                  "a knob and its values: --vary training.seq_len=2048,4096,8192 (repeatable: "
+                  "the grid is every combination)")
+      ->type_name("KEY=V1,V2")
+      ->required();
+  sub->add_option("--show", o.show,
+                  "quantities, comma-separated: peak, fits, or item ids (default: peak, fits, "
+                  "time.step, throughput.tokens_per_s_per_gpu, mfu)");
+  sub->add_option("--format", o.format, "table (default), json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  return sub;
+}
+
+int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err) {
+  std::vector<Axis> axes;
+  for (const std::string& v : o.vary) axes.push_back(axis_of(v));
+  std::vector<std::string> show;
+  {
+    std::string cur;
+    for (const char c : o.show + ",") {
+      if (c == ',') {
+        if (!cur.empty()) show.push_back(cur);
+        cur.clear();
+      } else if (c != ' ') {
+        cur += c;
+      }
+    }
+  }
+  if (show.empty()) show = {"peak", "fits", "time.step", "throughput.tokens_per_s_per_gpu", "mfu"};
+  for (const std::string& s : show)
+    if (s != "peak" && s != "fits" && !item_by_name(s))
+      throw config::ConfigError(
+          {config::Diagnostic{config::Origin{"--show", 0, 0, "option"},
+                              "unknown quantity \"" + s +
+                                  "\" (peak, fits, or an item id: trainledger plan --format "
+                                  "json lists them)"}});
+  std::size_t total = 1;
+  for (const Axis& a : axes) total *= a.values.size();
+  if (total > 10000)
+    throw config::ConfigError({config::Diagnostic{config::Origin{"--vary", 0, 0, "option"},
+                                                  fmt::format("{} points: at most 10000", total)}});
+  std::vector<Point> points;
+  for (std::size_t n = 0; n < total; ++n) {
+    Point p;
+    PlanOptions po = o.plan;
+    std::size_t rest = n;
+    for (std::size_t a = axes.size(); a-- > 0;) {
+      const std::string& v = axes[a].values[rest % axes[a].values.size()];
+      rest /= axes[a].values.size();
+      p.values.insert(p.values.begin(), v);
+    }
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      po.sets.push_back(axes[a].key + "=" + p.values[a]);
+    try {
+      const config::LoadedPlan loaded = load(po);
+      p.plan = sound_plan(loaded);
+      for (const std::string& s : show) p.shown.push_back(quantity(*p.plan, s));
+    } catch (const config::ConfigError& e) {
+      p.error = e.diagnostics().empty() ? "invalid" : e.diagnostics().front().to_string();
+      const std::string prefix = "trainledger: error: ";
+      if (p.error.rfind(prefix, 0) == 0) p.error = p.error.substr(prefix.size());
+    }
+    points.push_back(std::move(p));
+  }
+  int invalid = 0;
+  for (const Point& p : points) invalid += p.plan ? 0 : 1;
+  if (o.format == "json") {
+    nlohmann::json j;
+    j["vary"] = nlohmann::json::array();
+    for (const Axis& a : axes) j["vary"].push_back({{"key", a.key}, {"values", a.values}});
+    j["show"] = show;
+    j["points"] = nlohmann::json::array();
+    for (const Point& p : points) {
+      nlohmann::json q;
+      for (std::size_t a = 0; a < axes.size(); ++a) q["set"][axes[a].key] = p.values[a];
+      if (!p.plan) {
+        q["error"] = p.error;
+      } else {
+        for (std::size_t s = 0; s < show.size(); ++s) q["values"][show[s]] = p.shown[s]->value;
+      }
+      j["points"].push_back(q);
+    }
+    out << j.dump(2) << "\n";
+  } else if (o.format == "csv") {
+    std::vector<std::string> head;
+    for (const Axis& a : axes) head.push_back(a.key);
+    for (const std::string& s : show) head.push_back(s);
+    head.push_back("error");
+    out << fmt::format("{}\n", fmt::join(head, ","));
+    for (const Point& p : points) {
+      std::vector<std::string> row;
+      for (const std::string& v : p.values) row.push_back("\"" + v + "\"");
+      for (std::size_t s = 0; s < show.size(); ++s)
+        row.push_back(p.plan ? fmt::format("{:.9g}", p.shown[s]->value) : "");
+      row.push_back(p.plan ? "" : "\"" + p.error + "\"");
+      out << fmt::format("{}\n", fmt::join(row, ","));
+    }
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> head;
+    for (const Axis& a : axes) head.push_back(a.key);
+    for (const std::string& s : show) head.push_back(s);
+    rows.push_back(head);
+    for (const Point& p : points) {
+      std::vector<std::string> row = p.values;
+      for (std::size_t s = 0; s < show.size(); ++s) {
+        if (!p.plan) {
+          row.push_back(s == 0 ? "invalid" : "");
+        } else if (show[s] == "fits") {
+          row.push_back(p.shown[s]->value > 0 ? "yes" : "NO");
+        } else {
+          row.push_back(quantity_text(*p.shown[s]));
+        }
+      }
+      rows.push_back(row);
+    }
+    std::vector<std::size_t> width(head.size(), 0);
+    for (const auto& r : rows)
+      for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (const auto& r : rows) {
+      std::string line;
+      for (std::size_t c = 0; c < r.size(); ++c)
+        line += c < axes.size() ? fmt::format("{:<{}}  ", r[c], width[c])
+                                : fmt::format("{:>{}}  ", r[c], width[c]);
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << "\n";
+    }
+    for (const Point& p : points)
+      if (!p.plan)
+        err << fmt::format("trainledger: sweep: {}: {}\n", fmt::join(p.values, ", "), p.error);
+  }
+  return invalid == static_cast<int>(points.size()) ? k_exit_invalid : k_exit_ok;
+}
+
+}  // namespace trainledger::cli
