@@ -96,6 +96,30 @@ struct Slice {
   std::int64_t valid = 0;
 };
 
+// One layout: the rules, then memory, then (when it fits) time; kept when it fits.
+void evaluate_one(Layout& l, PlanInput& in, const PlanInput& base, double limit, PlanNumbers& nums,
+                  Slice& s) {
+  apply_layout(in, base, l);
+  if (!check_rules(in).empty()) return;
+  ++s.valid;
+  evaluate(in, nums, PlanScope{false, false});
+  l.peak_bytes = nums.verdict.peak_bytes;
+  l.worst_stage = nums.worst_stage;
+  if (!(l.peak_bytes <= limit)) return;
+  evaluate(in, nums, PlanScope{true, false});
+  l.grad_accum = nums.derived.grad_accum;
+  l.step_s = item(nums.time, ItemId::time_step);
+  l.tokens_per_s_per_gpu = item(nums.time, ItemId::throughput_tokens_per_s_per_gpu);
+  l.mfu = item(nums.time, ItemId::mfu);
+  l.compute_s = item(nums.time, ItemId::time_compute);
+  l.recompute_s = item(nums.time, ItemId::time_recompute);
+  l.comm_s = item(nums.time, ItemId::time_comm_exposed);
+  l.bubble_s = item(nums.time, ItemId::time_bubble);
+  l.optimizer_s = item(nums.time, ItemId::time_optimizer);
+  if (!(l.step_s > 0) || !std::isfinite(l.step_s)) return;
+  s.kept.push_back(l);
+}
+
 }  // namespace
 
 double objective_value(const Layout& l, Objective o, int world) {
@@ -215,35 +239,20 @@ SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(all.size() / 64 + 1)));
   std::vector<Slice> slices(static_cast<std::size_t>(jobs));
   std::atomic<std::int64_t> done{0};
+  // Threads take chunks of the enumeration in turn: layouts with many stages cost more, and
+  // they lie together in the enumeration's order.
+  constexpr std::size_t k_chunk = 64;
+  std::atomic<std::size_t> next{0};
   auto work = [&](int j) {
     Slice& s = slices[static_cast<std::size_t>(j)];
     PlanInput in = base;
     PlanNumbers nums;
     const std::size_t n = all.size();
-    const std::size_t from = n * static_cast<std::size_t>(j) / static_cast<std::size_t>(jobs);
-    const std::size_t to = n * static_cast<std::size_t>(j + 1) / static_cast<std::size_t>(jobs);
-    for (std::size_t i = from; i < to; ++i) {
-      Layout& l = all[i];
-      apply_layout(in, base, l);
-      if ((i - from) % 256 == 255) done.fetch_add(256, std::memory_order_relaxed);
-      if (!check_rules(in).empty()) continue;
-      ++s.valid;
-      evaluate(in, nums, PlanScope{false, false});
-      l.peak_bytes = nums.verdict.peak_bytes;
-      l.worst_stage = nums.worst_stage;
-      if (!(l.peak_bytes <= r.limit_bytes)) continue;
-      evaluate(in, nums, PlanScope{true, false});
-      l.grad_accum = nums.derived.grad_accum;
-      l.step_s = item(nums.time, ItemId::time_step);
-      l.tokens_per_s_per_gpu = item(nums.time, ItemId::throughput_tokens_per_s_per_gpu);
-      l.mfu = item(nums.time, ItemId::mfu);
-      l.compute_s = item(nums.time, ItemId::time_compute);
-      l.recompute_s = item(nums.time, ItemId::time_recompute);
-      l.comm_s = item(nums.time, ItemId::time_comm_exposed);
-      l.bubble_s = item(nums.time, ItemId::time_bubble);
-      l.optimizer_s = item(nums.time, ItemId::time_optimizer);
-      if (!(l.step_s > 0) || !std::isfinite(l.step_s)) continue;
-      s.kept.push_back(l);
+    for (std::size_t from = next.fetch_add(k_chunk); from < n; from = next.fetch_add(k_chunk)) {
+      const std::size_t to = std::min(n, from + k_chunk);
+      done.fetch_add(static_cast<std::int64_t>(to - from), std::memory_order_relaxed);
+      for (std::size_t i = from; i < to; ++i)
+        evaluate_one(all[i], in, base, r.limit_bytes, nums, s);
     }
   };
   std::atomic<int> finished{0};
