@@ -18,6 +18,12 @@ namespace trainledger {
 // holds the values allowed (--allow), one value fixes it (--fix).
 struct SearchSpace {
   std::vector<int> tp, pp, cp, ep, zero, micro_batch, virtual_stages;
+  // HSDP: shard groups of this many dp × cp ranks (0: the whole group); by default the whole
+  // group and groups spanning 1, 2, 4 or 8 nodes.
+  std::vector<int> shard;
+  // Rank order: 0 the plan file's default (tp, cp, dp, pp), 1 pipeline stages inside the data
+  // parallel groups (tp, cp, pp, dp).
+  std::vector<int> placement;
   std::vector<int> sequence_parallel;  // 0, 1
   std::vector<Recompute> recompute;
   std::vector<Schedule> schedule;
@@ -29,6 +35,8 @@ enum class Objective { step_time, tokens_per_s, memory, cost };
 // One layout and what it gives.
 struct Layout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, zero = 0, virtual_stages = 1;
+  int shard = 0;      // parallel.zero_shard_size (0: no HSDP)
+  int placement = 0;  // 0: tp, cp, dp, pp; 1: tp, cp, pp, dp
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
   Schedule schedule = Schedule::one_f_one_b;

@@ -92,12 +92,21 @@ void restrict(SearchSpace& space, const std::string& option, const std::string& 
                     fmt::format("schedule: \"{}\" is not 1f1b, gpipe, interleaved or zb-h1", v));
       space.schedule.push_back(s);
     }
+  } else if (key == "shard" || key == "zero_shard_size") {
+    ints(space.shard);
+  } else if (key == "placement") {
+    for (const std::string& v : values) {
+      if (v != "tp,cp,dp,pp" && v != "tp,cp,pp,dp" && v != "0" && v != "1")
+        usage_error(option, "placement: 0 (tp, cp, dp, pp) or 1 (tp, cp, pp, dp)");
+      space.placement.push_back(v == "1" || v == "tp,cp,pp,dp" ? 1 : 0);
+    }
   } else if (key == "uneven") {
     space.uneven = values.front() == "true" || values.front() == "1";
   } else {
-    usage_error(option, fmt::format("unknown key \"{}\" (tp, pp, cp, ep, zero, sp, recompute, "
-                                    "micro_batch, schedule, virtual_stages, uneven)",
-                                    key));
+    usage_error(option,
+                fmt::format("unknown key \"{}\" (tp, pp, cp, ep, zero, sp, recompute, "
+                            "micro_batch, schedule, virtual_stages, shard, placement, uneven)",
+                            key));
   }
 }
 
@@ -113,6 +122,7 @@ std::string layout_text(const Layout& l) {
   if (l.cp > 1) s += fmt::format(" · cp {}", l.cp);
   if (l.ep > 1) s += fmt::format(" · ep {}", l.ep);
   s += fmt::format(" · ZeRO-{}", l.zero);
+  if (l.shard > 0) s += fmt::format(" (HSDP shards of {})", l.shard);
   if (l.sequence_parallel) s += " · sp";
   s += fmt::format(" · recompute {} · micro-batch {}", to_string(l.recompute), l.micro_batch);
   if (l.pp > 1) {
@@ -120,6 +130,7 @@ std::string layout_text(const Layout& l) {
     if (l.schedule == Schedule::interleaved) s += fmt::format(" × {}", l.virtual_stages);
   }
   if (!l.stage_layers.empty()) s += " · uneven stages";
+  if (l.placement == 1) s += " · pp inside dp";
   return s;
 }
 
@@ -156,30 +167,34 @@ std::string why(const Layout& a, const Layout& b) {
 }
 
 nlohmann::json layout_json(const Layout& l) {
-  nlohmann::json j = {{"tp", l.tp},
-                      {"pp", l.pp},
-                      {"dp", l.dp},
-                      {"cp", l.cp},
-                      {"ep", l.ep},
-                      {"zero", l.zero},
-                      {"sequence_parallel", l.sequence_parallel},
-                      {"recompute", to_string(l.recompute)},
-                      {"micro_batch", l.micro_batch},
-                      {"grad_accum", l.grad_accum},
-                      {"schedule", to_string(l.schedule)},
-                      {"virtual_stages", l.virtual_stages},
-                      {"stage_layers", l.stage_layers},
-                      {"peak_bytes", std::llround(l.peak_bytes)},
-                      {"worst_stage", l.worst_stage},
-                      {"step_s", l.step_s},
-                      {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu},
-                      {"mfu", l.mfu},
-                      {"time_s",
-                       {{"compute", l.compute_s},
-                        {"recompute", l.recompute_s},
-                        {"comm_exposed", l.comm_s},
-                        {"bubble", l.bubble_s},
-                        {"optimizer", l.optimizer_s}}}};
+  nlohmann::json j = {
+      {"tp", l.tp},
+      {"pp", l.pp},
+      {"dp", l.dp},
+      {"cp", l.cp},
+      {"ep", l.ep},
+      {"zero", l.zero},
+      {"sequence_parallel", l.sequence_parallel},
+      {"recompute", to_string(l.recompute)},
+      {"micro_batch", l.micro_batch},
+      {"grad_accum", l.grad_accum},
+      {"schedule", to_string(l.schedule)},
+      {"virtual_stages", l.virtual_stages},
+      {"zero_shard_size", l.shard},
+      {"placement", l.placement == 1 ? std::vector<std::string>{"tp", "cp", "pp", "dp"}
+                                     : std::vector<std::string>{"tp", "cp", "dp", "pp"}},
+      {"stage_layers", l.stage_layers},
+      {"peak_bytes", std::llround(l.peak_bytes)},
+      {"worst_stage", l.worst_stage},
+      {"step_s", l.step_s},
+      {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu},
+      {"mfu", l.mfu},
+      {"time_s",
+       {{"compute", l.compute_s},
+        {"recompute", l.recompute_s},
+        {"comm_exposed", l.comm_s},
+        {"bubble", l.bubble_s},
+        {"optimizer", l.optimizer_s}}}};
   return j;
 }
 
@@ -196,6 +211,8 @@ std::string sets_of(const Layout& l) {
     s += fmt::format(" --set parallel.virtual_stages={}", l.virtual_stages);
   if (!l.stage_layers.empty())
     s += fmt::format(" --set parallel.stage_layers=[{}]", fmt::join(l.stage_layers, ","));
+  if (l.shard > 0) s += fmt::format(" --set parallel.zero_shard_size={}", l.shard);
+  if (l.placement == 1) s += " --set 'parallel.placement=[\"tp\",\"cp\",\"pp\",\"dp\"]'";
   return s;
 }
 
@@ -240,7 +257,7 @@ void print_table(const Run& run, const SearchOptions& so, const std::string& obj
     return;
   }
   out << fmt::format(
-      "\n{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>4} {:>3} {:>10} {:>3} {:>5} "
+      "\n{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>10} {:>3} {:>5} "
       "{:<15} {:>9} {:>9} {:>10} {:>6}\n",
       "#", "tp", "pp", "dp", "cp", "ep", "zero", "sp", "recompute", "mb", "accum", "schedule",
       "peak GiB", "step", "tok/s/GPU", "MFU");
@@ -249,12 +266,14 @@ void print_table(const Run& run, const SearchOptions& so, const std::string& obj
     std::string sched = l.pp > 1 ? std::string(to_string(l.schedule)) : "-";
     if (l.schedule == Schedule::interleaved) sched += fmt::format(" ×{}", l.virtual_stages);
     if (!l.stage_layers.empty()) sched += " uneven";
+    if (l.placement == 1) sched += " pp<dp";
     out << fmt::format(
-        "{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>4} {:>3} {:>10} {:>3} {:>5} "
+        "{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>10} {:>3} {:>5} "
         "{:<15} {:>9.2f} {:>9} {:>10.0f} {:>5.1f}%\n",
-        ++rank, l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.sequence_parallel ? "y" : "n",
-        to_string(l.recompute), l.micro_batch, l.grad_accum, sched, l.peak_bytes / k_gib,
-        ms(l.step_s), l.tokens_per_s_per_gpu, 100 * l.mfu);
+        ++rank, l.tp, l.pp, l.dp, l.cp, l.ep,
+        l.shard > 0 ? fmt::format("{}/{}", l.zero, l.shard) : std::to_string(l.zero),
+        l.sequence_parallel ? "y" : "n", to_string(l.recompute), l.micro_batch, l.grad_accum, sched,
+        l.peak_bytes / k_gib, ms(l.step_s), l.tokens_per_s_per_gpu, 100 * l.mfu);
   }
   out << "\nWhy the best win:\n";
   for (std::size_t i = 0; i < std::min<std::size_t>(3, r.top.size()); ++i) {
@@ -425,16 +444,19 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
     for (const Layout& l : r.pareto) j["pareto"].push_back(layout_json(l));
     out << j.dump(2) << "\n";
   } else if (o.format == "csv") {
-    out << "rank,tp,pp,dp,cp,ep,zero,sequence_parallel,recompute,micro_batch,grad_accum,"
-           "schedule,virtual_stages,stage_layers,peak_bytes,step_s,tokens_per_s_per_gpu,mfu\n";
+    out << "rank,tp,pp,dp,cp,ep,zero,zero_shard_size,placement,sequence_parallel,recompute,"
+           "micro_batch,grad_accum,schedule,virtual_stages,stage_layers,peak_bytes,step_s,"
+           "tokens_per_s_per_gpu,mfu\n";
     int rank = 0;
     for (const Layout& l : r.top)
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{:.9g},{:.9g},{:.6g}\n",
-                         ++rank, l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
-                         l.sequence_parallel ? "true" : "false", to_string(l.recompute),
-                         l.micro_batch, l.grad_accum, to_string(l.schedule), l.virtual_stages,
-                         fmt::join(l.stage_layers, " "), std::llround(l.peak_bytes), l.step_s,
-                         l.tokens_per_s_per_gpu, l.mfu);
+      out << fmt::format(
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{:.9g},{:.9g},"
+          "{:.6g}\n",
+          ++rank, l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.shard,
+          l.placement == 1 ? "tp cp pp dp" : "tp cp dp pp", l.sequence_parallel ? "true" : "false",
+          to_string(l.recompute), l.micro_batch, l.grad_accum, to_string(l.schedule),
+          l.virtual_stages, fmt::join(l.stage_layers, " "), std::llround(l.peak_bytes), l.step_s,
+          l.tokens_per_s_per_gpu, l.mfu);
   } else {
     print_table(run, so, o.objective, out);
   }

@@ -62,6 +62,11 @@ void apply_layout(PlanInput& work, const PlanInput& base, const Layout& l) {
   p.cp = l.cp;
   p.ep = l.ep;
   p.zero = l.zero;
+  p.zero_shard_size = l.shard;
+  if (l.placement == 1)
+    p.placement = {"tp", "cp", "pp", "dp"};
+  else
+    p.placement = base.parallel.placement;
   p.sequence_parallel = l.sequence_parallel;
   p.schedule = l.schedule;
   p.virtual_stages = l.virtual_stages;
@@ -190,39 +195,57 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
         mbs = or_all(space.micro_batch, mbs);
         const std::vector<int> sps =
             or_all(space.sequence_parallel, tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
+        // HSDP shard groups spanning 1, 2, 4 or 8 nodes of this layout's ranks.
+        std::vector<int> shards = {0};
+        for (int nodes = 1; nodes <= 8; nodes *= 2) {
+          const int s = nodes * gpn / tp;
+          if (s >= 2 && s < dp * cp && (dp * cp) % s == 0 &&
+              std::find(shards.begin(), shards.end(), s) == shards.end())
+            shards.push_back(s);
+        }
+        shards = or_all(space.shard, shards);
+        std::vector<int> placements = {0};
+        if (pp > 1 && dp > 1) placements.push_back(1);
+        placements = or_all(space.placement, placements);
         for (int ep : eps)
           for (int zero : zeros) {
             if (dp * cp == 1 && zero > 0) continue;
-            for (int sp : sps)
-              for (Recompute rc : recomputes)
-                for (int mb : mbs)
-                  for (Schedule sch : schedules) {
-                    std::vector<int> vss = {1};
-                    if (sch == Schedule::interleaved) {
-                      vss.clear();
-                      const int per = even ? m.layers / pp : m.layers / pp;
-                      for (int v = 2; v <= 4; ++v)
-                        if (per % v == 0) vss.push_back(v);
-                      vss = or_all(space.virtual_stages, vss);
-                    }
-                    for (int vs : vss) {
-                      Layout l;
-                      l.tp = tp;
-                      l.pp = pp;
-                      l.dp = dp;
-                      l.cp = cp;
-                      l.ep = ep;
-                      l.zero = zero;
-                      l.sequence_parallel = sp != 0;
-                      l.recompute = rc;
-                      l.micro_batch = mb;
-                      l.schedule = sch;
-                      l.virtual_stages = vs;
-                      l.stage_layers = stages;
-                      l.order = static_cast<std::int64_t>(out.size());
-                      out.push_back(std::move(l));
-                    }
-                  }
+            for (int shard : shards) {
+              if (shard > 0 && zero == 0) continue;
+              for (int place : placements)
+                for (int sp : sps)
+                  for (Recompute rc : recomputes)
+                    for (int mb : mbs)
+                      for (Schedule sch : schedules) {
+                        std::vector<int> vss = {1};
+                        if (sch == Schedule::interleaved) {
+                          vss.clear();
+                          const int per = even ? m.layers / pp : m.layers / pp;
+                          for (int v = 2; v <= 4; ++v)
+                            if (per % v == 0) vss.push_back(v);
+                          vss = or_all(space.virtual_stages, vss);
+                        }
+                        for (int vs : vss) {
+                          Layout l;
+                          l.tp = tp;
+                          l.pp = pp;
+                          l.dp = dp;
+                          l.cp = cp;
+                          l.ep = ep;
+                          l.zero = zero;
+                          l.shard = shard;
+                          l.placement = place;
+                          l.sequence_parallel = sp != 0;
+                          l.recompute = rc;
+                          l.micro_batch = mb;
+                          l.schedule = sch;
+                          l.virtual_stages = vs;
+                          l.stage_layers = stages;
+                          l.order = static_cast<std::int64_t>(out.size());
+                          out.push_back(std::move(l));
+                        }
+                      }
+            }
           }
       }
     }
@@ -298,7 +321,7 @@ SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
     return a.peak_bytes == b.peak_bytes && a.step_s == b.step_s && a.tp == b.tp && a.pp == b.pp &&
            a.dp == b.dp && a.cp == b.cp && a.ep == b.ep && a.zero == b.zero &&
            a.micro_batch == b.micro_batch && a.schedule == b.schedule &&
-           a.virtual_stages == b.virtual_stages;
+           a.virtual_stages == b.virtual_stages && a.shard == b.shard && a.placement == b.placement;
   };
   const std::size_t want = static_cast<std::size_t>(std::max(0, o.top));
   for (Layout& l : kept) {
