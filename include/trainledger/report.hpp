@@ -7,12 +7,13 @@
 
 namespace trainledger::report {
 
-enum class Format { table, json, markdown };
+enum class Format { table, json, markdown, html, svg };
 enum class MemUnits { gib, gb };
 
 struct Options {
   MemUnits units = MemUnits::gib;
-  std::string phase;  // plan --phase: the stage columns show this phase's ledger
+  std::string phase;             // plan --phase: the stage columns show this phase's ledger
+  std::string chart = "memory";  // --format svg: memory, schedule, step, comm or checkpoint
 };
 
 inline constexpr const char* k_schema = "trainledger.plan/1";
@@ -23,6 +24,11 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
 std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
                             const Options& options);
 std::string render_json(const PlanResult& plan, const PlanSource& loaded);
+// One self-contained HTML file: inline SVG charts (memory per stage by role, the step as a
+// waterfall, the pipeline schedule, communication, the checkpoint trade-off) and the ledger.
+std::string render_html(const PlanResult& plan, const PlanSource& loaded, const Options& options);
+// One chart as an SVG document (options.chart).
+std::string render_svg(const PlanResult& plan, const Options& options);
 
 // `trainledger explain ID`: one item's value, formula, terms, source and kind.
 std::string render_explain(const LineItem& item, const std::string& where, const Options& options);

@@ -38,6 +38,7 @@ struct PlanOptions {
   std::string calibration;            // --calibration PROFILE
   std::vector<std::string> from;      // --from KIND FILE, flattened
   std::string emit;                   // plan --emit megatron|deepspeed|torchtitan
+  std::string chart = "memory";       // plan --format svg --chart NAME
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
 void add_from_option(CLI::App& sub, std::vector<std::string>& from);

@@ -21,6 +21,8 @@ namespace {
 report::Format format_of(const std::string& f) {
   if (f == "json") return report::Format::json;
   if (f == "markdown") return report::Format::markdown;
+  if (f == "html") return report::Format::html;
+  if (f == "svg") return report::Format::svg;
   return report::Format::table;
 }
 
@@ -93,8 +95,13 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
       "plan",
       "Per-GPU memory ledger of a plan, stage by stage and phase by phase, with the verdict");
   add_plan_options(*sub, o);
-  sub->add_option("--format", o.format, "table (default), json or markdown")
-      ->check(CLI::IsMember({"table", "json", "markdown"}));
+  sub->add_option("--format", o.format,
+                  "table (default), json, markdown, html (one self-contained file with charts) "
+                  "or svg (one chart: --chart)")
+      ->check(CLI::IsMember({"table", "json", "markdown", "html", "svg"}));
+  sub->add_option("--chart", o.chart,
+                  "with --format svg: memory (default), schedule, step, comm or checkpoint")
+      ->check(CLI::IsMember({"memory", "schedule", "step", "comm", "checkpoint"}));
   sub->add_option("--emit", o.emit,
                   "print the settings that realise the plan in a training stack: a Megatron-LM "
                   "argument list, a DeepSpeed JSON or a torchtitan TOML (the importers read them "
@@ -143,6 +150,7 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
     ro.phase = o.phase;
   }
   plan.levers = find_levers(plan);
+  ro.chart = o.chart;
   out << report::render(format_of(o.format), plan, loaded.plan_source(), ro);
   return k_exit_ok;
 }

@@ -226,6 +226,10 @@ std::string render(Format f, const PlanResult& plan, const PlanSource& loaded,
       return render_json(plan, loaded);
     case Format::markdown:
       return render_markdown(plan, loaded, options);
+    case Format::html:
+      return render_html(plan, loaded, options);
+    case Format::svg:
+      return render_svg(plan, options);
   }
   return {};
 }

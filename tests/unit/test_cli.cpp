@@ -56,6 +56,7 @@ TEST_CASE("every trainledger command in the README's and docs' shell blocks runs
       for (std::string line; std::getline(block, line);) {
         if (line.rfind("trainledger ", 0) != 0) continue;
         line = line.substr(0, line.find(" #"));
+        line = line.substr(0, line.find(" > "));  // a redirect to a file: the output is read here
         std::istringstream words(line.substr(12));
         std::vector<std::string> args;
         for (std::string w; words >> w;) {

@@ -1,0 +1,31 @@
+// The pipeline schedule as a timeline (docs/formulas.md#pipeline): which micro-batch each stage
+// runs when, for gpipe, 1f1b, interleaved 1F1B and zb-h1, by simulating each stage's fixed op
+// order against the ops it waits for. Charts draw it; the step's bubble stays the formula's.
+#pragma once
+
+#include <vector>
+
+#include "trainledger/plan_input.hpp"
+
+namespace trainledger {
+
+enum class OpKind : char { forward = 'F', backward = 'B', weight = 'W' };
+
+struct PipelineOp {
+  int stage = 0;
+  int micro_batch = 0;
+  int chunk = 0;  // virtual stage on this device (interleaved), else 0
+  OpKind kind = OpKind::forward;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+// Every op of `micro_batches` micro-batches on `pp` stages; `forward_s` and `backward_s` are one
+// micro-batch's forward and backward on one stage (all its virtual stages). zb-h1 splits the
+// backward into the input gradient (B) and the weight gradient (W), half each, and defers the
+// first W's of each stage into its cooldown. Empty when the schedule cannot run (interleaved
+// with micro-batches not a multiple of pp).
+std::vector<PipelineOp> pipeline_timeline(int pp, int micro_batches, Schedule schedule,
+                                          int virtual_stages, double forward_s, double backward_s);
+
+}  // namespace trainledger

@@ -1,0 +1,155 @@
+// Pipeline timelines: each device's op order per schedule (GPipe: Huang et al. 2019; 1F1B:
+// Narayanan et al. 2021 PipeDream-Flush; interleaved 1F1B: Narayanan et al. 2021 §2.2 and
+// Megatron-LM's schedules.py; ZB-H1: Qi et al. 2023), then list scheduling against the
+// dependencies between stages.
+#include "trainledger/timeline.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace trainledger {
+
+namespace {
+
+struct Key {
+  int kind, mb, chunk, stage;
+  bool operator<(const Key& o) const {
+    return std::tie(kind, mb, chunk, stage) < std::tie(o.kind, o.mb, o.chunk, o.stage);
+  }
+};
+
+int kind_index(OpKind k) { return k == OpKind::forward ? 0 : k == OpKind::backward ? 1 : 2; }
+
+// The ops each device runs, in order.
+std::vector<std::vector<PipelineOp>> orders(int pp, int m, Schedule schedule, int vs) {
+  std::vector<std::vector<PipelineOp>> out(static_cast<std::size_t>(pp));
+  auto op = [](int s, int mb, int c, OpKind k) { return PipelineOp{s, mb, c, k, 0, 0}; };
+  for (int s = 0; s < pp; ++s) {
+    auto& o = out[static_cast<std::size_t>(s)];
+    if (schedule == Schedule::gpipe) {
+      for (int i = 0; i < m; ++i) o.push_back(op(s, i, 0, OpKind::forward));
+      for (int i = 0; i < m; ++i) o.push_back(op(s, i, 0, OpKind::backward));
+    } else if (schedule == Schedule::interleaved && vs > 1) {
+      // Megatron-LM: forwards in groups of pp micro-batches per chunk, backwards the same with
+      // the chunks reversed; warmup (pp − s − 1)·2 + (vs − 1)·pp forwards.
+      const int total = m * vs;
+      auto fwd = [&](int k) {
+        return op(s, (k / (pp * vs)) * pp + k % pp, (k / pp) % vs, OpKind::forward);
+      };
+      auto bwd = [&](int k) {
+        return op(s, (k / (pp * vs)) * pp + k % pp, vs - 1 - (k / pp) % vs, OpKind::backward);
+      };
+      const int warm = std::min((pp - s - 1) * 2 + (vs - 1) * pp, total);
+      int f = 0, b = 0;
+      for (; f < warm; ++f) o.push_back(fwd(f));
+      while (f < total) {
+        o.push_back(fwd(f++));
+        o.push_back(bwd(b++));
+      }
+      while (b < total) o.push_back(bwd(b++));
+    } else {
+      // 1F1B (and zb-h1's order of forwards and input gradients).
+      const int warm = std::min(pp - s - 1, m);
+      const bool zb = schedule == Schedule::zb_h1;
+      const int deferred = zb ? std::min(pp - s - 1, m) : 0;  // W's moved into the cooldown
+      int f = 0, b = 0;
+      std::vector<int> later;
+      auto backward = [&](int i) {
+        o.push_back(op(s, i, 0, OpKind::backward));
+        if (!zb) return;
+        if (static_cast<int>(later.size()) < deferred)
+          later.push_back(i);
+        else
+          o.push_back(op(s, i, 0, OpKind::weight));
+      };
+      for (; f < warm; ++f) o.push_back(op(s, f, 0, OpKind::forward));
+      while (f < m) {
+        o.push_back(op(s, f++, 0, OpKind::forward));
+        backward(b++);
+      }
+      while (b < m) backward(b++);
+      for (int i : later) o.push_back(op(s, i, 0, OpKind::weight));
+    }
+  }
+  return out;
+}
+
+// What an op waits for besides the previous op on its device.
+std::vector<Key> deps(const PipelineOp& o, int pp, int vs) {
+  std::vector<Key> d;
+  const int F = 0, B = 1;
+  const int last_chunk = vs - 1;
+  if (o.kind == OpKind::forward) {
+    if (o.stage > 0)
+      d.push_back({F, o.micro_batch, o.chunk, o.stage - 1});
+    else if (o.chunk > 0)
+      d.push_back({F, o.micro_batch, o.chunk - 1, pp - 1});
+  } else if (o.kind == OpKind::backward) {
+    d.push_back({F, o.micro_batch, o.chunk, o.stage});
+    if (o.stage < pp - 1)
+      d.push_back({B, o.micro_batch, o.chunk, o.stage + 1});
+    else if (o.chunk < last_chunk)
+      d.push_back({B, o.micro_batch, o.chunk + 1, 0});
+  } else {
+    d.push_back({B, o.micro_batch, o.chunk, o.stage});
+  }
+  return d;
+}
+
+}  // namespace
+
+std::vector<PipelineOp> pipeline_timeline(int pp, int m, Schedule schedule, int vs,
+                                          double forward_s, double backward_s) {
+  std::vector<PipelineOp> out;
+  if (pp < 1 || m < 1 || pp > 4096 || m > 100000) return out;
+  if (schedule != Schedule::interleaved) vs = 1;
+  if (schedule == Schedule::interleaved && (vs < 2 || m % pp != 0)) return out;
+  const bool zb = schedule == Schedule::zb_h1;
+  const double f = forward_s / vs;
+  const double b = (zb ? 0.5 : 1.0) * backward_s / vs;
+  const double w = zb ? 0.5 * backward_s : 0.0;
+  auto ops = orders(pp, m, schedule, vs);
+  std::map<Key, double> done;  // end times
+  std::vector<std::size_t> next(static_cast<std::size_t>(pp), 0);
+  std::vector<double> free(static_cast<std::size_t>(pp), 0.0);
+  std::size_t remaining = 0;
+  for (const auto& o : ops) remaining += o.size();
+  while (remaining > 0) {
+    bool progressed = false;
+    for (int s = 0; s < pp; ++s) {
+      auto& list = ops[static_cast<std::size_t>(s)];
+      std::size_t& i = next[static_cast<std::size_t>(s)];
+      while (i < list.size()) {
+        PipelineOp o = list[i];
+        double start = free[static_cast<std::size_t>(s)];
+        bool ready = true;
+        for (const Key& k : deps(o, pp, vs)) {
+          const auto it = done.find(k);
+          if (it == done.end()) {
+            ready = false;
+            break;
+          }
+          start = std::max(start, it->second);
+        }
+        if (!ready) break;
+        const double len = o.kind == OpKind::forward ? f : o.kind == OpKind::backward ? b : w;
+        o.start_s = start;
+        o.end_s = start + len;
+        free[static_cast<std::size_t>(s)] = o.end_s;
+        done[{kind_index(o.kind), o.micro_batch, o.chunk, o.stage}] = o.end_s;
+        out.push_back(o);
+        ++i;
+        --remaining;
+        progressed = true;
+      }
+    }
+    if (!progressed) return {};  // a schedule that deadlocks: nothing to draw
+  }
+  std::sort(out.begin(), out.end(), [](const PipelineOp& x, const PipelineOp& y) {
+    return std::tie(x.stage, x.start_s) < std::tie(y.stage, y.start_s);
+  });
+  return out;
+}
+
+}  // namespace trainledger

@@ -1,0 +1,403 @@
+// Charts of a plan as inline SVG (docs/cli.md#charts): memory per stage by role, the pipeline
+// schedule, the step as a waterfall, communication per dimension, the checkpoint trade-off.
+// Every mark carries its item id and value (data attributes, and a <title> tooltip with the
+// formula), so the picture and `explain` agree. Colours: Okabe and Ito's palette, readable by
+// colour-blind readers; labels carry the values for print. Deterministic: fixed precision.
+#include "charts.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "format.hpp"
+#include "trainledger/timeline.hpp"
+
+namespace trainledger::report {
+
+namespace {
+
+constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
+
+// Okabe-Ito.
+constexpr const char* k_blue = "#0072B2";
+constexpr const char* k_orange = "#E69F00";
+constexpr const char* k_green = "#009E73";
+constexpr const char* k_sky = "#56B4E9";
+constexpr const char* k_vermillion = "#D55E00";
+constexpr const char* k_purple = "#CC79A7";
+constexpr const char* k_yellow = "#F0E442";
+constexpr const char* k_grey = "#999999";
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) { return fmt::format("{:.2f}", v); }
+std::string exact(double v) { return fmt::format("{:.17g}", v); }
+
+// The memory categories of the stacked bars, in drawing order.
+struct Category {
+  const char* name;
+  const char* colour;
+};
+const Category k_categories[] = {{"weights", k_blue},       {"gradients", k_sky},
+                                 {"optimizer", k_green},    {"activations", k_orange},
+                                 {"temporaries", k_yellow}, {"overheads", k_grey}};
+
+int category_of(const LineItem& i) {
+  const ItemInfo& in = info(i.item);
+  if (in.role == Role::activation) return 3;
+  if (in.role == Role::temporary) return 4;
+  if (in.role == Role::overhead) return 5;
+  if (i.id.rfind("grads", 0) == 0) return 1;
+  if (i.id.rfind("optimizer", 0) == 0 || i.id.rfind("master", 0) == 0) return 2;
+  return 0;
+}
+
+std::string tooltip(const LineItem& i, MemUnits u) {
+  return fmt::format("<title>{}: {} — {}</title>", esc(i.id), esc(format_item_value(i, u)),
+                     esc(i.formula));
+}
+
+std::string svg_open(const char* id, int w, int h, const std::string& title) {
+  return fmt::format(
+      "<svg id=\"{}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" "
+      "height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"8\" y=\"16\" font-size=\"13\" "
+      "font-weight=\"bold\">{}</text>\n",
+      id, w, h, w, h, esc(title), esc(title));
+}
+
+double item_value(const std::vector<LineItem>& items, ItemId id) {
+  const LineItem* i = find_item(items, id);
+  return i ? i->value : 0;
+}
+
+double term_of(const LineItem* i, const char* key) {
+  if (!i) return 0;
+  for (const Term& t : i->terms)
+    if (t.key == key) return t.value;
+  return 0;
+}
+
+}  // namespace
+
+std::string chart_memory(const PlanResult& plan, MemUnits u) {
+  const int n = static_cast<int>(plan.stages.size());
+  const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
+  const double limit = capacity * (1 - plan.verdict.required_headroom);
+  double top = capacity;
+  for (const StageMemory& s : plan.stages) top = std::max(top, s.peak_bytes);
+  top *= 1.08;
+  const int bar = std::clamp(600 / std::max(1, n), 6, 60);
+  const int gap = std::max(2, bar / 4);
+  const int left = 60, plot_h = 300, top_y = 40;
+  const int w = left + n * (bar + gap) + 170;
+  const int h = top_y + plot_h + 60;
+  auto y = [&](double bytes) { return top_y + plot_h - plot_h * bytes / top; };
+  std::string s = svg_open(
+      "chart-memory", w, h,
+      fmt::format("Memory per GPU by stage, at each stage's peak ({})", memory_unit_name(u)));
+  // Axis ticks in GiB (or GB).
+  const double unit = u == MemUnits::gb ? 1e9 : k_gib;
+  const double step = std::pow(10.0, std::floor(std::log10(top / unit / 2)));
+  for (double t = 0; t * unit <= top; t += step * (top / unit / step > 8 ? 2 : 1))
+    s += fmt::format(
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{}\" "
+        "text-anchor=\"end\">{:g}</text>\n",
+        left, left + n * (bar + gap), num(y(t * unit)), num(y(t * unit)), left - 4,
+        num(y(t * unit) + 4), t);
+  for (int st = 0; st < n; ++st) {
+    const StageMemory& sm = plan.stages[static_cast<std::size_t>(st)];
+    const int x = left + st * (bar + gap);
+    double base = 0;
+    for (int c = 0; c < 6; ++c) {
+      for (const LineItem& i : sm.items) {
+        if (category_of(i) != c || !(i.value > 0)) continue;
+        s += fmt::format(
+            "<rect class=\"mem\" data-stage=\"{}\" data-item=\"{}\" data-bytes=\"{:.0f}\" "
+            "x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
+            "stroke-width=\"0.5\">{}</rect>\n",
+            st, esc(i.id), i.value, x, num(y(base + i.value)), bar, num(plot_h * i.value / top),
+            k_categories[c].colour, tooltip(i, u));
+        base += i.value;
+      }
+    }
+    s += fmt::format(
+        "<text class=\"peak\" data-stage=\"{}\" data-bytes=\"{:.0f}\" x=\"{}\" y=\"{}\" "
+        "text-anchor=\"middle\" font-size=\"9\">{}{}</text>\n",
+        st, sm.peak_bytes, x + bar / 2, num(y(sm.peak_bytes) - 4), to_string(sm.peak_phase),
+        st == plan.worst_stage ? " ▲" : "");
+    if (n <= 16 || st % std::max(1, n / 16) == 0)
+      s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x + bar / 2,
+                       top_y + plot_h + 14, st);
+  }
+  const int right = left + n * (bar + gap);
+  s += fmt::format(
+      "<line class=\"capacity\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
+      "stroke=\"{}\" stroke-width=\"1.5\"><title>capacity: {}</title></line>\n"
+      "<line class=\"limit\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
+      "stroke=\"{}\" stroke-dasharray=\"5 3\"><title>limit with {:.0f} % headroom: "
+      "{}</title></line>\n",
+      capacity, left, right, num(y(capacity)), num(y(capacity)), k_vermillion,
+      memory_with_unit(capacity, u), limit, left, right, num(y(limit)), num(y(limit)), k_vermillion,
+      100 * plan.verdict.required_headroom, memory_with_unit(limit, u));
+  s += fmt::format("<text x=\"{}\" y=\"{}\">stage (▲ worst, label: peak phase)</text>\n", left,
+                   top_y + plot_h + 30);
+  int ly = top_y + 10;
+  for (const Category& c : k_categories) {
+    s += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
+        "y=\"{}\">{}</text>\n",
+        right + 14, ly, c.colour, right + 28, ly + 9, c.name);
+    ly += 16;
+  }
+  s += fmt::format(
+      "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\"/><text x=\"{}\" "
+      "y=\"{}\">capacity {}</text>\n<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\" "
+      "stroke-dasharray=\"5 3\"/><text x=\"{}\" y=\"{}\">limit (headroom)</text>\n",
+      right + 14, right + 24, ly + 5, ly + 5, k_vermillion, right + 28, ly + 9,
+      memory_with_unit(capacity, u), right + 14, right + 24, ly + 21, ly + 21, k_vermillion,
+      right + 28, ly + 25);
+  // The worst stage's total at every phase (small multiple).
+  const StageMemory& worst = plan.stages[static_cast<std::size_t>(plan.worst_stage)];
+  ly += 46;
+  s += fmt::format("<text x=\"{}\" y=\"{}\">stage {} by phase</text>\n", right + 14, ly,
+                   plan.worst_stage);
+  for (const PhaseTotal& p : worst.phases) {
+    ly += 14;
+    const double wbar = 100 * p.bytes / top;
+    s += fmt::format(
+        "<rect class=\"phase\" data-phase=\"{}\" data-bytes=\"{:.0f}\" x=\"{}\" y=\"{}\" "
+        "width=\"{}\" height=\"10\" fill=\"{}\"><title>{}: {}</title></rect><text x=\"{}\" "
+        "y=\"{}\" font-size=\"9\">{}</text>\n",
+        to_string(p.phase), p.bytes, right + 14, ly - 9, num(wbar),
+        p.phase == worst.peak_phase ? k_vermillion : k_grey, to_string(p.phase),
+        memory_with_unit(p.bytes, u), right + 18 + static_cast<int>(wbar), ly, to_string(p.phase));
+  }
+  return s + "</svg>\n";
+}
+
+std::string chart_step(const PlanResult& plan) {
+  std::vector<const LineItem*> parts;
+  for (const LineItem& i : plan.time)
+    if (info(i.item).step_part && i.value > 0) parts.push_back(&i);
+  const LineItem* step = find_item(plan.time, ItemId::time_step);
+  const int w = 800, row = 24, left = 250, plot_w = 440;
+  const int h = 40 + row * static_cast<int>(parts.size() + 1) + 30;
+  std::string s = svg_open("chart-step", w, h, "The step as a waterfall");
+  if (!step || !(step->value > 0)) return s + "<text x=\"8\" y=\"40\">no step time</text></svg>\n";
+  const double total = step->value;
+  double at = 0;
+  const char* colours[] = {k_blue, k_purple, k_vermillion, k_grey, k_green, k_sky};
+  int r = 0;
+  for (const LineItem* i : parts) {
+    const int yy = 30 + r * row;
+    s += fmt::format(
+        "<rect class=\"step\" data-item=\"{}\" data-seconds=\"{}\" x=\"{}\" y=\"{}\" "
+        "width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect><text x=\"{}\" y=\"{}\" "
+        "text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\">{}</text>\n",
+        esc(i->id), exact(i->value), num(left + plot_w * at / total), yy,
+        num(plot_w * i->value / total), row - 6, colours[r % 6], tooltip(*i, MemUnits::gib),
+        left - 6, yy + 12, esc(i->label), num(left + plot_w * (at + i->value) / total + 4), yy + 12,
+        esc(format_item_value(*i, MemUnits::gib)));
+    at += i->value;
+    ++r;
+  }
+  const int yy = 30 + r * row;
+  s += fmt::format(
+      "<rect class=\"step\" data-item=\"time.step\" data-seconds=\"{}\" x=\"{}\" y=\"{}\" "
+      "width=\"{}\" height=\"{}\" fill=\"#333\">{}</rect><text x=\"{}\" y=\"{}\" "
+      "text-anchor=\"end\" font-weight=\"bold\">step</text><text x=\"{}\" y=\"{}\">{}</text>\n",
+      exact(total), left, yy, plot_w, row - 6, tooltip(*step, MemUnits::gib), left - 6, yy + 12,
+      left + plot_w + 4, yy + 12, esc(format_item_value(*step, MemUnits::gib)));
+  return s + "</svg>\n";
+}
+
+std::string chart_schedule(const PlanResult& plan) {
+  const ParallelSpec& p = plan.input.parallel;
+  const LineItem* bubble = find_item(plan.time, ItemId::time_bubble);
+  const LineItem* compute = find_item(plan.time, ItemId::time_compute);
+  const LineItem* recompute = find_item(plan.time, ItemId::time_recompute);
+  const int m_all = static_cast<int>(plan.derived.grad_accum);
+  // One micro-batch on the slowest stage (compute and recompute), split 1:2 into forward and
+  // backward (the backward's two GEMMs per forward GEMM).
+  double mb_s = term_of(bubble, "micro_batch_s");
+  if (!(mb_s > 0) && m_all > 0)
+    mb_s = ((compute ? compute->value : 0) + (recompute ? recompute->value : 0)) / m_all;
+  const int m = std::min(m_all, std::max(2 * p.pp, 8));
+  const int shown = p.schedule == Schedule::interleaved ? m - m % std::max(1, p.pp) : m;
+  const auto ops = pipeline_timeline(p.pp, std::max(1, shown), p.schedule, p.virtual_stages,
+                                     mb_s / 3, 2 * mb_s / 3);
+  double end = 0;
+  for (const PipelineOp& o : ops) end = std::max(end, o.end_s);
+  const int row = std::clamp(240 / std::max(1, p.pp), 6, 22);
+  const int left = 60, plot_w = 660;
+  const int w = left + plot_w + 20, h = 50 + row * p.pp + 50;
+  std::string s = svg_open(
+      "chart-schedule", w, h,
+      fmt::format("Pipeline schedule ({}{}), {} of {} micro-batches", to_string(p.schedule),
+                  p.schedule == Schedule::interleaved ? fmt::format(" × {}", p.virtual_stages) : "",
+                  shown, m_all));
+  if (ops.empty() || !(end > 0))
+    return s + "<text x=\"8\" y=\"40\">no schedule to draw</text></svg>\n";
+  auto x = [&](double t) { return left + plot_w * t / end; };
+  for (int st = 0; st < p.pp; ++st) {
+    const int yy = 30 + st * row;
+    // The idle time (bubble) shaded behind the ops.
+    s += fmt::format(
+        "<rect class=\"idle\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eee\"/>"
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+        left, yy, plot_w, row - 2, left - 4, yy + row / 2 + 4, st);
+  }
+  for (const PipelineOp& o : ops) {
+    const char* fill = o.kind == OpKind::forward    ? k_blue
+                       : o.kind == OpKind::backward ? k_orange
+                                                    : k_green;
+    s += fmt::format(
+        "<rect class=\"op\" data-stage=\"{}\" data-mb=\"{}\" data-kind=\"{}\" x=\"{}\" y=\"{}\" "
+        "width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.3\"><title>stage "
+        "{} {} micro-batch {}{}: {:.1f}-{:.1f} ms</title></rect>\n",
+        o.stage, o.micro_batch, static_cast<char>(o.kind), num(x(o.start_s)), 30 + o.stage * row,
+        num(x(o.end_s) - x(o.start_s)), row - 2, fill, o.stage,
+        o.kind == OpKind::forward    ? "forward"
+        : o.kind == OpKind::backward ? "backward"
+                                     : "weight grad",
+        o.micro_batch, p.virtual_stages > 1 ? fmt::format(" chunk {}", o.chunk) : "",
+        o.start_s * 1e3, o.end_s * 1e3);
+  }
+  const int ly = 30 + p.pp * row + 16;
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\">0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.1f} ms</text>"
+      "\n<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
+      "y=\"{}\">forward</text><rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+      "<text x=\"{}\" y=\"{}\">backward{}</text><rect x=\"{}\" y=\"{}\" width=\"10\" "
+      "height=\"10\" fill=\"#eee\" stroke=\"#ccc\"/><text x=\"{}\" y=\"{}\">idle (bubble: {} of "
+      "the pipeline)</text>\n",
+      left, ly, left + plot_w, ly, end * 1e3, left, ly + 8, k_blue, left + 14, ly + 17, left + 80,
+      ly + 8, k_orange, left + 94, ly + 17,
+      p.schedule == Schedule::zb_h1 ? " (input grad; weight grad in green)" : "", left + 330,
+      ly + 8, left + 344, ly + 17,
+      format_percent(item_value(plan.time, ItemId::pipeline_bubble_fraction)));
+  return s + "</svg>\n";
+}
+
+std::string chart_comm(const PlanResult& plan, MemUnits u) {
+  const int row = 26, left = 190, plot_w = 420;
+  const int h = 40 + row * static_cast<int>(plan.communication.size()) + 20;
+  std::string s = svg_open("chart-comm", left + plot_w + 190, h,
+                           "Communication per GPU per step, by parallel dimension");
+  double most = 0;
+  for (const LineItem& i : plan.communication) most = std::max(most, i.value);
+  int r = 0;
+  for (const LineItem& i : plan.communication) {
+    const int yy = 30 + r * row;
+    std::string link;
+    for (const Collective& c : i.collectives)
+      if (link.find(c.link) == std::string::npos) link += (link.empty() ? "" : ", ") + c.link;
+    s += fmt::format(
+        "<rect class=\"comm\" data-item=\"{}\" data-bytes=\"{:.0f}\" data-seconds=\"{}\" x=\"{}\" "
+        "y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect><text x=\"{}\" y=\"{}\" "
+        "text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\">{} in {} ({})</text>\n",
+        esc(i.id), i.value, exact(i.time_s.value_or(0)), left, yy,
+        num(most > 0 ? plot_w * i.value / most : 0), row - 8,
+        link.find("inter") != std::string::npos ? k_vermillion : k_sky, tooltip(i, u), left - 6,
+        yy + 12, esc(i.label), left + 6 + static_cast<int>(most > 0 ? plot_w * i.value / most : 0),
+        yy + 12, esc(memory_with_unit(i.value, u)), esc(format_duration(i.time_s.value_or(0))),
+        esc(link));
+    ++r;
+  }
+  return s + "</svg>\n";
+}
+
+std::string chart_checkpoint(const PlanResult& plan) {
+  const LineItem* waste = find_item(plan.reliability, ItemId::checkpoint_waste);
+  const LineItem* young = find_item(plan.reliability, ItemId::checkpoint_interval_young);
+  const LineItem* daly = find_item(plan.reliability, ItemId::checkpoint_interval_daly);
+  const int w = 700, h = 300, left = 60, top_y = 36, plot_w = 560, plot_h = 200;
+  std::string s = svg_open("chart-checkpoint", w, h,
+                           "Checkpoint interval: expected waste (writing + lost work + restarts)");
+  const double delta = term_of(waste, "write_time");
+  const double mtbf = term_of(waste, "mtbf");
+  const double restart = term_of(waste, "restart_time");
+  if (!waste || !young || !(delta > 0) || !(mtbf > 0))
+    return s + "<text x=\"8\" y=\"40\">no failures expected: no trade-off to draw</text></svg>\n";
+  // waste(τ) = δ/τ + (τ/2 + R)/M over τ from Young's interval / 8 to × 8, log scale.
+  const double lo = young->value / 8, hi = young->value * 8;
+  auto f = [&](double tau) { return delta / tau + (tau / 2 + restart) / mtbf; };
+  const double ymax = std::min(1.0, f(lo) * 1.1);
+  auto x = [&](double tau) { return left + plot_w * std::log(tau / lo) / std::log(hi / lo); };
+  auto y = [&](double v) { return top_y + plot_h - plot_h * std::min(v, ymax) / ymax; };
+  std::string path;
+  for (int k = 0; k <= 120; ++k) {
+    const double tau = lo * std::pow(hi / lo, k / 120.0);
+    path += fmt::format("{}{},{}", k == 0 ? "M" : " L", num(x(tau)), num(y(f(tau))));
+  }
+  s += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ccc\"/>"
+      "<path class=\"waste\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"><title>"
+      "expected waste = δ/τ + (τ/2 + R)/M, δ = {}, M = {}, R = {}</title></path>\n",
+      left, top_y, plot_w, plot_h, path, k_blue, esc(format_duration(delta)),
+      esc(format_duration(mtbf)), esc(format_duration(restart)));
+  auto mark = [&](const LineItem* i, const char* colour, const char* name, int dy) {
+    if (!i || !(i->value > 0)) return;
+    s += fmt::format(
+        "<line class=\"interval\" data-item=\"{}\" data-seconds=\"{}\" x1=\"{}\" x2=\"{}\" "
+        "y1=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-dasharray=\"4 2\">{}</line><text x=\"{}\" "
+        "y=\"{}\" fill=\"{}\">{} {}</text>\n",
+        esc(i->id), exact(i->value), num(x(i->value)), num(x(i->value)), top_y, top_y + plot_h,
+        colour, tooltip(*i, MemUnits::gib), num(x(i->value) + 4), top_y + 14 + dy, colour, name,
+        esc(format_duration(i->value)));
+  };
+  mark(young, k_vermillion, "Young", 0);
+  mark(daly, k_green, "Daly", 14);
+  s += fmt::format(
+      "<circle class=\"waste-point\" data-item=\"checkpoint.waste\" data-fraction=\"{}\" "
+      "cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\">{}</circle>\n",
+      exact(waste->value), num(x(young->value)), num(y(waste->value)), k_vermillion,
+      tooltip(*waste, MemUnits::gib));
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>"
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">checkpoint interval τ (log scale)</text>"
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\" "
+      "text-anchor=\"end\">0 %</text>\n",
+      left, top_y + plot_h + 14, esc(format_duration(lo)), left + plot_w, top_y + plot_h + 14,
+      esc(format_duration(hi)), left + plot_w / 2, top_y + plot_h + 30, left - 4, top_y + 10,
+      format_percent(ymax), left - 4, top_y + plot_h);
+  return s + "</svg>\n";
+}
+
+std::string render_svg(const PlanResult& plan, const Options& options) {
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + chart(options.chart, plan, options.units);
+}
+
+std::string chart(const std::string& name, const PlanResult& plan, MemUnits u) {
+  if (name == "memory") return chart_memory(plan, u);
+  if (name == "schedule") return chart_schedule(plan);
+  if (name == "step") return chart_step(plan);
+  if (name == "comm") return chart_comm(plan, u);
+  if (name == "checkpoint") return chart_checkpoint(plan);
+  return {};
+}
+
+}  // namespace trainledger::report

@@ -1,0 +1,19 @@
+// Inline SVG charts of a plan (charts.cpp); the HTML report and `--format svg` use them.
+#pragma once
+
+#include <string>
+
+#include "trainledger/plan.hpp"
+#include "trainledger/report.hpp"
+
+namespace trainledger::report {
+
+std::string chart_memory(const PlanResult& plan, MemUnits u);
+std::string chart_schedule(const PlanResult& plan);
+std::string chart_step(const PlanResult& plan);
+std::string chart_comm(const PlanResult& plan, MemUnits u);
+std::string chart_checkpoint(const PlanResult& plan);
+// By name: memory, schedule, step, comm, checkpoint; empty for another name.
+std::string chart(const std::string& name, const PlanResult& plan, MemUnits u);
+
+}  // namespace trainledger::report

@@ -1,0 +1,260 @@
+// Charts (docs/cli.md#charts): the pipeline timeline against the schedules' known makespans,
+// and the HTML/SVG report: self-contained, deterministic, every chart present, and the numbers
+// on its marks equal to the plan's items.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "helpers.hpp"
+#include "trainledger/ledger.hpp"
+#include "trainledger/report.hpp"
+#include "trainledger/timeline.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+double makespan(const std::vector<PipelineOp>& ops) {
+  double end = 0;
+  for (const PipelineOp& o : ops) end = std::max(end, o.end_s);
+  return end;
+}
+
+// Every `attr="value"` of the marks of class `cls`, in order.
+std::vector<std::map<std::string, std::string>> marks(const std::string& svg,
+                                                      const std::string& cls) {
+  std::vector<std::map<std::string, std::string>> out;
+  const std::regex mark("<[a-z]+ class=\"" + cls + "\"([^>]*)>");
+  const std::regex attr("([a-z-]+)=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), mark); it != std::sregex_iterator();
+       ++it) {
+    std::map<std::string, std::string> m;
+    const std::string body = (*it)[1];
+    for (auto a = std::sregex_iterator(body.begin(), body.end(), attr); a != std::sregex_iterator();
+         ++a)
+      m[(*a)[1]] = (*a)[2];
+    out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline timelines: the schedules' makespans and dependencies", "[charts]") {
+  const double f = 1, b = 2;
+  for (int pp : {1, 2, 4, 8}) {
+    for (int m : {1, 4, 8, 16}) {
+      INFO("pp " << pp << " m " << m);
+      // GPipe and 1F1B: (m + p − 1)(f + b) with equal stages (Narayanan et al. 2021 §2.2).
+      const auto one = pipeline_timeline(pp, m, Schedule::one_f_one_b, 1, f, b);
+      const auto gp = pipeline_timeline(pp, m, Schedule::gpipe, 1, f, b);
+      REQUIRE(one.size() == static_cast<std::size_t>(2 * pp * m));
+      CHECK(makespan(one) == Approx((m + pp - 1) * (f + b)));
+      CHECK(makespan(gp) == Approx((m + pp - 1) * (f + b)));
+      // 1F1B keeps at most pp − s micro-batches in flight on stage s.
+      for (int s = 0; s < pp; ++s) {
+        int in_flight = 0, most = 0;
+        for (const PipelineOp& o : one) {
+          if (o.stage != s) continue;
+          in_flight += o.kind == OpKind::forward ? 1 : -1;
+          most = std::max(most, in_flight);
+        }
+        CHECK(most <= std::min(pp - s, m));
+      }
+      // Interleaved with v chunks: the bubble shrinks to (p − 1)(f + b)/v.
+      if (pp > 1 && m % pp == 0) {
+        const auto il = pipeline_timeline(pp, m, Schedule::interleaved, 2, f, b);
+        REQUIRE(il.size() == static_cast<std::size_t>(2 * 2 * pp * m));
+        CHECK(makespan(il) == Approx(m * (f + b) + (pp - 1) * (f + b) / 2));
+      }
+      // ZB-H1: never slower than 1F1B, the weight gradients filling the cooldown.
+      const auto zb = pipeline_timeline(pp, m, Schedule::zb_h1, 1, f, b);
+      REQUIRE(zb.size() == static_cast<std::size_t>(3 * pp * m));
+      CHECK(makespan(zb) <= makespan(one) + 1e-9);
+      CHECK(makespan(zb) >= m * (f + b) - 1e-9);
+    }
+  }
+  // A micro-batch never runs on a stage before the stage before it handed it over.
+  for (const PipelineOp& o : pipeline_timeline(4, 8, Schedule::one_f_one_b, 1, f, b))
+    if (o.kind == OpKind::forward) CHECK(o.start_s >= o.stage * f - 1e-12);
+  CHECK(pipeline_timeline(4, 6, Schedule::interleaved, 2, f, b).empty());  // m % p ≠ 0
+}
+
+TEST_CASE("HTML report: self-contained, deterministic, its marks are the plan's numbers",
+          "[charts][report]") {
+  const auto loaded = test::load_text(R"([model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 8192
+global_batch = 64
+recompute = "full"
+[parallel]
+tp = 2
+pp = 4
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 1
+gpus_per_node = 8
+[checkpoint]
+gpu_failure_rate = "3e-6 /h"
+)");
+  PlanResult plan = test::plan_checked(loaded.input);
+  const report::Options o;
+  const std::string html = report::render_html(plan, loaded.plan_source(), o);
+  CHECK(html == report::render_html(plan, loaded.plan_source(), o));  // byte for byte
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  // Nothing to fetch, nothing to run.
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("src=") == std::string::npos);
+  CHECK(html.find("href=") == std::string::npos);
+  CHECK(html.find("url(") == std::string::npos);
+  for (const char* id :
+       {"chart-memory", "chart-step", "chart-schedule", "chart-comm", "chart-checkpoint"})
+    CHECK(html.find(std::string("id=\"") + id + "\"") != std::string::npos);
+  // Memory: every item of every stage, with its exact bytes, and the stage's bars sum to its
+  // peak.
+  const auto mem = marks(html, "mem");
+  std::size_t expected = 0;
+  for (const StageMemory& s : plan.stages)
+    for (const LineItem& i : s.items) expected += i.value > 0 ? 1 : 0;
+  CHECK(mem.size() == expected);
+  std::map<int, double> sum;
+  for (const auto& m : mem) {
+    const int stage = std::stoi(m.at("data-stage"));
+    const LineItem* i = find_item(plan.stages[static_cast<std::size_t>(stage)].items,
+                                  *item_by_name(m.at("data-item")));
+    REQUIRE(i);
+    CHECK(std::stod(m.at("data-bytes")) == Approx(i->value).margin(0.5));
+    sum[stage] += std::stod(m.at("data-bytes"));
+  }
+  for (const StageMemory& s : plan.stages)
+    CHECK(sum[s.stage] == Approx(s.peak_bytes).margin(0.5 * s.items.size()));
+  // The waterfall: each part's seconds as the time items hold them, to the last digit.
+  const auto steps = marks(html, "step");
+  REQUIRE(steps.size() >= 3);
+  for (const auto& m : steps) {
+    const LineItem* i = find_item(plan.time, *item_by_name(m.at("data-item")));
+    REQUIRE(i);
+    CHECK(std::stod(m.at("data-seconds")) == i->value);
+  }
+  // The schedule: every op of the micro-batches shown, forward and backward on every stage.
+  const auto ops = marks(html, "op");
+  CHECK(ops.size() == 2u * 4u * 8u);
+  // Communication and the checkpoint curve.
+  const auto comm = marks(html, "comm");
+  CHECK(comm.size() == plan.communication.size());
+  for (const auto& m : comm)
+    CHECK(
+        std::stod(m.at("data-bytes")) ==
+        Approx(find_item(plan.communication, *item_by_name(m.at("data-item")))->value).margin(0.5));
+  const auto waste = marks(html, "waste-point");
+  REQUIRE(waste.size() == 1);
+  CHECK(std::stod(waste[0].at("data-fraction")) ==
+        find_item(plan.reliability, ItemId::checkpoint_waste)->value);
+  CHECK(marks(html, "interval").size() == 2);  // Young and Daly
+  // One chart as SVG.
+  report::Options svg;
+  svg.chart = "schedule";
+  const std::string s = report::render_svg(plan, svg);
+  CHECK(s.rfind("<?xml", 0) == 0);
+  CHECK(s.find("<svg id=\"chart-schedule\"") != std::string::npos);
+  CHECK(s.substr(s.size() - 7) == "</svg>\n");
+}
+
+TEST_CASE("plan --format html and --format svg on the command line", "[charts][cli]") {
+  const auto html = test::run_cli({"plan", "--format", "html"});
+  REQUIRE(html.code == 0);
+  CHECK(html.out.find("<svg id=\"chart-memory\"") != std::string::npos);
+  for (const char* c : {"memory", "schedule", "step", "comm", "checkpoint"}) {
+    const auto svg = test::run_cli({"plan", "--format", "svg", "--chart", c});
+    REQUIRE(svg.code == 0);
+    CHECK(svg.out.find(std::string("id=\"chart-") + c + "\"") != std::string::npos);
+  }
+  CHECK(test::run_cli({"plan", "--format", "svg", "--chart", "pie"}).code == 2);
+}
+
+TEST_CASE("the HTML and SVG reports in headless Chromium", "[charts][chromium]") {
+  if (std::system("command -v chromium > /dev/null 2>&1") != 0) {
+    WARN("skipped: chromium is not installed (scripts/dev test installs it)");
+    return;
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "trainledger-charts";
+  std::filesystem::create_directories(dir);
+  // Chromium's DOM of a file, as a browser builds it (no network: file URLs only).
+  auto dom = [&](const std::string& name, const std::string& text) {
+    const auto file = dir / name;
+    std::ofstream(file) << text;
+    const auto out = dir / (name + ".dom");
+    const std::string cmd =
+        "timeout 120 chromium --headless --no-sandbox --disable-gpu "
+        "--no-first-run --disable-extensions --dump-dom 'file://" +
+        file.string() + "' > '" + out.string() + "' 2> /dev/null";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    return test::read_file(out.string());
+  };
+  for (const std::vector<std::string>& sets :
+       {std::vector<std::string>{}, std::vector<std::string>{"training.recompute=\"full\""},
+        std::vector<std::string>{"parallel.schedule=\"interleaved\"",
+                                 "parallel.virtual_stages=2"}}) {
+    std::vector<std::string> args = {"plan", "--format", "html"};
+    for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
+    const auto html = test::run_cli(args);
+    REQUIRE(html.code == 0);
+    const std::string d = dom("report.html", html.out);
+    for (const char* id :
+         {"chart-memory", "chart-step", "chart-schedule", "chart-comm", "chart-checkpoint"})
+      CHECK(d.find(std::string("id=\"") + id + "\"") != std::string::npos);
+    // The browser's DOM holds the same marks with the same numbers as the file.
+    CHECK(marks(d, "mem").size() == marks(html.out, "mem").size());
+    CHECK(marks(d, "op").size() == marks(html.out, "op").size());
+    const auto json = test::run_cli([&] {
+      std::vector<std::string> a = {"plan", "--format", "json"};
+      for (const std::string& s : sets) a.insert(a.end(), {"--set", s});
+      return a;
+    }());
+    const auto j = nlohmann::json::parse(json.out);
+    const auto steps = marks(d, "step");
+    REQUIRE(!steps.empty());
+    for (const auto& m : steps)
+      for (const auto& item : j["time"]["items"])
+        if (item["id"] == m.at("data-item"))
+          CHECK(std::stod(m.at("data-seconds")) == item["value"].get<double>());
+  }
+  // A standalone SVG parses as XML (an error page otherwise).
+  for (const char* c : {"memory", "schedule", "step", "comm", "checkpoint"}) {
+    const auto svg = test::run_cli({"plan", "--format", "svg", "--chart", c});
+    const std::string d = dom(std::string(c) + ".svg", svg.out);
+    CHECK(d.find("error on line") == std::string::npos);
+    CHECK(d.find(std::string("chart-") + c) != std::string::npos);
+  }
+}
+
+TEST_CASE("HTML reports pinned byte for byte", "[charts][golden]") {
+  // golden/html/<case>.toml → <case>.html; rewritten only with TRAINLEDGER_UPDATE_GOLDEN=1
+  // (scripts/update-docs).
+  const char* update = std::getenv("TRAINLEDGER_UPDATE_GOLDEN");
+  for (const char* name : {"llama-3.1-8b-tp", "llama-3.1-8b-full-recompute"}) {
+    INFO(name);
+    const std::string plan = std::string("golden/html/") + name + ".toml";
+    const auto r = test::run_cli({"plan", test::source_path(plan), "--format", "html"});
+    REQUIRE(r.code == 0);
+    // The report names its plan file: pin it by its path within the repository.
+    std::string got = r.out;
+    const std::string full = test::source_path(plan);
+    for (std::size_t at = got.find(full); at != std::string::npos; at = got.find(full))
+      got.replace(at, full.size(), plan);
+    const std::string golden = test::source_path(std::string("golden/html/") + name + ".html");
+    if (update && std::string(update) == "1") {
+      std::ofstream(golden) << got;
+      continue;
+    }
+    REQUIRE(std::filesystem::exists(golden));
+    CHECK(got == test::read_file(golden));
+  }
+}
