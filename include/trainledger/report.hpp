@@ -14,6 +14,10 @@ struct Options {
   MemUnits units = MemUnits::gib;
   std::string phase;             // plan --phase: the stage columns show this phase's ledger
   std::string chart = "memory";  // --format svg: memory, schedule, step, comm or checkpoint
+  // The table's bar per stage: Unicode eighth blocks, or ASCII ('#'); coloured by the verdict
+  // (ANSI) only when asked (a terminal without NO_COLOR).
+  bool ascii = false;
+  bool color = false;
 };
 
 inline constexpr const char* k_schema = "trainledger.plan/1";

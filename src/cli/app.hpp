@@ -39,6 +39,7 @@ struct PlanOptions {
   std::vector<std::string> from;      // --from KIND FILE, flattened
   std::string emit;                   // plan --emit megatron|deepspeed|torchtitan
   std::string chart = "memory";       // plan --format svg --chart NAME
+  bool ascii = false;                 // plan: ASCII bars in the table
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
 void add_from_option(CLI::App& sub, std::vector<std::string>& from);

@@ -1,8 +1,13 @@
 // `trainledger plan`: the ledger of one plan as a table, JSON or Markdown; with --max, the
 // largest micro-batch or sequence length that fits.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -17,6 +22,17 @@
 namespace trainledger::cli {
 
 namespace {
+
+bool utf8_locale() {
+  for (const char* var : {"LC_ALL", "LC_CTYPE", "LANG"}) {
+    const char* v = std::getenv(var);
+    if (!v || !*v) continue;
+    std::string s(v);
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s.find("utf-8") != std::string::npos || s.find("utf8") != std::string::npos;
+  }
+  return false;
+}
 
 report::Format format_of(const std::string& f) {
   if (f == "json") return report::Format::json;
@@ -99,6 +115,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
                   "table (default), json, markdown, html (one self-contained file with charts) "
                   "or svg (one chart: --chart)")
       ->check(CLI::IsMember({"table", "json", "markdown", "html", "svg"}));
+  sub->add_flag("--ascii", o.ascii,
+                "plain ASCII bars in the table (also when the terminal's locale is not UTF-8); "
+                "colour only on a terminal and without NO_COLOR");
   sub->add_option("--chart", o.chart,
                   "with --format svg: memory (default), schedule, step, comm or checkpoint")
       ->check(CLI::IsMember({"memory", "schedule", "step", "comm", "checkpoint"}));
@@ -151,6 +170,11 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   }
   plan.levers = find_levers(plan);
   ro.chart = o.chart;
+  // Bars: Unicode unless asked or the terminal's locale is not UTF-8; colour on a terminal
+  // only, and never with NO_COLOR (no-color.org).
+  const bool tty = isatty(1) != 0;
+  ro.ascii = o.ascii || (tty && !utf8_locale());
+  ro.color = tty && std::getenv("NO_COLOR") == nullptr && o.format == "table";
   out << report::render(format_of(o.format), plan, loaded.plan_source(), ro);
   return k_exit_ok;
 }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "format.hpp"
 #include "rows.hpp"
@@ -47,8 +48,31 @@ struct Layout {
   std::size_t id = 0, label = 0, column = 0;
 };
 
+// A bar of `cells` characters filled to `share` (0-1; more is drawn full and marked '!').
+std::string bar(double share, std::size_t cells, bool ascii) {
+  static const char* const k_eighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  const bool over = share > 1;
+  const double s = std::clamp(share, 0.0, 1.0);
+  const std::size_t n = over ? cells - 1 : cells;
+  std::string out;
+  if (ascii) {
+    const auto full = static_cast<std::size_t>(std::lround(s * static_cast<double>(n)));
+    out = std::string(full, '#') + std::string(n - full, '.');
+  } else {
+    const auto eighths = static_cast<std::size_t>(std::lround(s * static_cast<double>(n) * 8));
+    std::size_t used = 0;
+    for (; used < eighths / 8; ++used) out += "█";
+    if (eighths % 8 != 0 && used < n) {
+      out += k_eighths[eighths % 8];
+      ++used;
+    }
+    out += std::string(n - used, ' ');
+  }
+  return over ? out + "!" : out;
+}
+
 std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u,
-                         const std::string& phase) {
+                         const std::string& phase, const Options& o) {
   Layout w{5, 0, 10};
   for (const MemoryRow& r : v.rows) {
     w.id = std::max(w.id, width(r.id));
@@ -87,6 +111,23 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
          pad_right("capacity " + memory_with_unit(plan.verdict.limit_bytes, u), w.id + 2 + w.label);
   for (const StageColumn& c : v.columns)
     out += pad_left(plan.stages[c.representative].fits ? "fits" : "OVER", w.column);
+  // Each stage's peak against the capacity, as a bar.
+  const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
+  if (capacity > 0) {
+    out += "\n" + pad_right("  peak / capacity", w.id + 2 + w.label);
+    const double limit = capacity * (1 - plan.verdict.required_headroom);
+    for (const StageColumn& c : v.columns) {
+      const double peak = plan.stages[c.representative].peak_bytes;
+      const std::string b = "  " + bar(peak / capacity, w.column - 2, o.ascii);
+      if (!o.color) {
+        out += b;
+        continue;
+      }
+      const char* colour = peak > capacity ? "\033[31m" : peak > limit ? "\033[33m" : "\033[32m";
+      out += colour + b + "\033[0m";
+    }
+    while (!o.color && !out.empty() && out.back() == ' ') out.pop_back();
+  }
   return out + "\n";
 }
 
@@ -179,7 +220,7 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
         loaded.measured.empty() ? "nothing" : fmt::format("{}", fmt::join(loaded.measured, ", ")),
         loaded.assumed.empty() ? "nothing" : fmt::format("{}", fmt::join(loaded.assumed, ", ")));
   out += "\n";
-  out += memory_table(plan, memory_view(plan), u, options.phase);
+  out += memory_table(plan, memory_view(plan), u, options.phase, options);
   out += phases_line(plan, u);
   out += host_line(plan, u);
   out += "\nVerdict: " +

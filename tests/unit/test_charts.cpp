@@ -258,3 +258,23 @@ TEST_CASE("HTML reports pinned byte for byte", "[charts][golden]") {
     CHECK(got == test::read_file(golden));
   }
 }
+
+TEST_CASE("the table's bar per stage: Unicode, ASCII, over the capacity", "[charts][cli]") {
+  const auto unicode = test::run_cli({"plan"});
+  REQUIRE(unicode.code == 0);
+  const auto row = unicode.out.find("  peak / capacity");
+  REQUIRE(row != std::string::npos);
+  CHECK(unicode.out.find("█", row) != std::string::npos);
+  CHECK(unicode.out.find("\033[") == std::string::npos);  // no colour when not a terminal
+  const auto ascii = test::run_cli({"plan", "--ascii"});
+  const auto at = ascii.out.find("  peak / capacity");
+  REQUIRE(at != std::string::npos);
+  const std::string line = ascii.out.substr(at, ascii.out.find('\n', at) - at);
+  CHECK(line.find('#') != std::string::npos);
+  CHECK(line.find("█") == std::string::npos);
+  // Stage 0 of the default plan holds 55.92 of 79.65 GiB: 70 % of its 8 cells → 6 '#'.
+  CHECK(line.find("  ######..") != std::string::npos);
+  const auto over = test::run_cli({"plan", "--ascii", "--set", "training.micro_batch=8", "--set",
+                                   "training.recompute=\"none\""});
+  CHECK(over.out.find("#######!") != std::string::npos);
+}
