@@ -387,6 +387,69 @@ std::string chart_checkpoint(const PlanResult& plan) {
   return s + "</svg>\n";
 }
 
+std::string mermaid_charts(const PlanResult& plan, MemUnits u) {
+  const double unit = u == MemUnits::gb ? 1e9 : k_gib;
+  const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
+  std::string s = "\n### Charts\n\n```mermaid\nxychart-beta\n";
+  s += fmt::format("  title \"Peak memory per stage ({}) against the capacity\"\n",
+                   memory_unit_name(u));
+  std::vector<std::string> stages, peaks, caps;
+  double top = capacity;
+  for (const StageMemory& st : plan.stages) {
+    stages.push_back(std::to_string(st.stage));
+    peaks.push_back(fmt::format("{:.2f}", st.peak_bytes / unit));
+    caps.push_back(fmt::format("{:.2f}", capacity / unit));
+    top = std::max(top, st.peak_bytes);
+  }
+  s += fmt::format(
+      "  x-axis \"stage\" [{}]\n  y-axis \"{}\" 0 --> {:.0f}\n  bar [{}]\n  line [{}]\n```\n",
+      fmt::join(stages, ", "), memory_unit_name(u), std::ceil(top * 1.05 / unit),
+      fmt::join(peaks, ", "), fmt::join(caps, ", "));
+  std::vector<std::string> names, secs;
+  double step = 0;
+  for (const LineItem& i : plan.time) {
+    if (i.item == ItemId::time_step) step = i.value;
+    if (!info(i.item).step_part || !(i.value > 0)) continue;
+    names.push_back("\"" + i.id.substr(i.id.find('.') + 1) + "\"");
+    secs.push_back(fmt::format("{:.4g}", i.value));
+  }
+  if (step > 0)
+    s += fmt::format(
+        "\n```mermaid\nxychart-beta\n  title \"The step: {:.4g} s\"\n  x-axis [{}]\n  "
+        "y-axis \"s\"\n  bar [{}]\n```\n",
+        step, fmt::join(names, ", "), fmt::join(secs, ", "));
+  // The schedule as a gantt of whole milliseconds (microseconds for short steps).
+  const ParallelSpec& p = plan.input.parallel;
+  const LineItem* bubble = find_item(plan.time, ItemId::time_bubble);
+  const int m_all = static_cast<int>(plan.derived.grad_accum);
+  const double mb_s = term_of(bubble, "micro_batch_s");
+  if (p.pp > 1 && mb_s > 0) {
+    int m = std::min(m_all, std::max(2 * p.pp, 8));
+    if (p.schedule == Schedule::interleaved) m -= m % p.pp;
+    const auto ops = pipeline_timeline(p.pp, std::max(1, m), p.schedule, p.virtual_stages, mb_s / 3,
+                                       2 * mb_s / 3);
+    double end = 0;
+    for (const PipelineOp& o : ops) end = std::max(end, o.end_s);
+    const bool micro = end < 1.0;
+    const double scale = micro ? 1e6 : 1e3;
+    s += fmt::format(
+        "\n```mermaid\ngantt\n  title Pipeline schedule ({}), {} of {} micro-batches (axis: "
+        "{})\n  dateFormat x\n  axisFormat %S.%L\n",
+        to_string(p.schedule), m, m_all, micro ? "ms.µs" : "s.ms");
+    int current = -1;
+    for (const PipelineOp& o : ops) {
+      if (o.stage != current) {
+        current = o.stage;
+        s += fmt::format("  section stage {}\n", o.stage);
+      }
+      s += fmt::format("  {}{} :{:.0f}, {:.0f}\n", static_cast<char>(o.kind), o.micro_batch,
+                       o.start_s * scale, std::max(o.start_s * scale + 1, o.end_s * scale));
+    }
+    s += "```\n";
+  }
+  return s;
+}
+
 std::string render_svg(const PlanResult& plan, const Options& options) {
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + chart(options.chart, plan, options.units);
 }

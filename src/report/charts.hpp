@@ -13,6 +13,10 @@ std::string chart_schedule(const PlanResult& plan);
 std::string chart_step(const PlanResult& plan);
 std::string chart_comm(const PlanResult& plan, MemUnits u);
 std::string chart_checkpoint(const PlanResult& plan);
+// The charts Mermaid can express, as ```mermaid blocks for Markdown on code hosts: the peak of
+// each stage against the capacity (xychart), the step's parts (xychart) and the pipeline
+// schedule (gantt).
+std::string mermaid_charts(const PlanResult& plan, MemUnits u);
 // By name: memory, schedule, step, comm, checkpoint; empty for another name.
 std::string chart(const std::string& name, const PlanResult& plan, MemUnits u);
 

@@ -1,6 +1,7 @@
 // Markdown for design reviews: the same rows as the table, then the basis of every item.
 #include <fmt/format.h>
 
+#include "charts.hpp"
 #include "format.hpp"
 #include "rows.hpp"
 
@@ -122,6 +123,7 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
         loaded.assumed.empty() ? "nothing"
                                : fmt::format("`{}`", fmt::join(loaded.assumed, "`, `")));
   out += "\n" + memory_section(plan, memory_view(plan), u, options.phase);
+  out += mermaid_charts(plan, u);
   out += "\n" + host_line(plan, u);
   out += "\n**Verdict:** " +
          verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";

@@ -1,6 +1,7 @@
 // Charts (docs/cli.md#charts): the pipeline timeline against the schedules' known makespans,
 // and the HTML/SVG report: self-contained, deterministic, every chart present, and the numbers
 // on its marks equal to the plan's items.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -277,4 +278,27 @@ TEST_CASE("the table's bar per stage: Unicode, ASCII, over the capacity", "[char
   const auto over = test::run_cli({"plan", "--ascii", "--set", "training.micro_batch=8", "--set",
                                    "training.recompute=\"none\""});
   CHECK(over.out.find("#######!") != std::string::npos);
+}
+
+TEST_CASE("Markdown carries the charts Mermaid can draw", "[charts][report]") {
+  const auto r = test::run_cli({"plan", "--format", "markdown"});
+  REQUIRE(r.code == 0);
+  const auto json = nlohmann::json::parse(test::run_cli({"plan", "--format", "json"}).out);
+  // The peaks per stage, in GiB to two decimals, against the capacity.
+  const auto at = r.out.find("```mermaid\nxychart-beta\n  title \"Peak memory per stage (GiB)");
+  REQUIRE(at != std::string::npos);
+  std::string bars = "  bar [";
+  bool first = true;
+  for (const auto& st : json["memory"]["stages"]) {
+    bars += fmt::format("{}{:.2f}", first ? "" : ", ",
+                        st["peak_bytes"].get<double>() / (1024.0 * 1024.0 * 1024.0));
+    first = false;
+  }
+  CHECK(r.out.find(bars + "]", at) != std::string::npos);
+  CHECK(r.out.find("```mermaid\nxychart-beta\n  title \"The step:") != std::string::npos);
+  // The default plan has 4 stages: a gantt with a section per stage.
+  const auto g = r.out.find("```mermaid\ngantt\n");
+  REQUIRE(g != std::string::npos);
+  for (int s = 0; s < 4; ++s)
+    CHECK(r.out.find("  section stage " + std::to_string(s) + "\n", g) != std::string::npos);
 }
