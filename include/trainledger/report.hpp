@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "trainledger/plan.hpp"
 
@@ -33,6 +34,30 @@ std::string render_json(const PlanResult& plan, const PlanSource& loaded);
 std::string render_html(const PlanResult& plan, const PlanSource& loaded, const Options& options);
 // One chart as an SVG document (options.chart).
 std::string render_svg(const PlanResult& plan, const Options& options);
+
+// Charts of several plans (search, sweep, diff), as SVG documents.
+struct ChartPoint {
+  double x = 0, y = 0;
+  std::string label;       // the tooltip
+  bool highlight = false;  // drawn larger, joined into a front
+};
+// Points on linear axes; the highlighted ones are joined in x order (a Pareto front).
+std::string scatter_svg(const std::string& id, const std::string& title, const std::string& x_label,
+                        const std::string& y_label, const std::vector<ChartPoint>& points);
+struct Series {
+  std::string name;
+  std::vector<double> x, y;  // y NaN: a gap (an invalid point)
+};
+// Lines over a shared x axis (sweep): one per series.
+std::string lines_svg(const std::string& id, const std::string& title, const std::string& x_label,
+                      const std::string& y_label, const std::vector<Series>& series);
+struct PairedBar {
+  std::string label;
+  double a = 0, b = 0;
+};
+// Two bars per row (diff: A and B).
+std::string paired_bars_svg(const std::string& id, const std::string& title,
+                            const std::string& unit, const std::vector<PairedBar>& rows);
 
 // `trainledger explain ID`: one item's value, formula, terms, source and kind.
 std::string render_explain(const LineItem& item, const std::string& where, const Options& options);

@@ -12,6 +12,7 @@
 
 #include "app.hpp"
 #include "items_cli.hpp"
+#include "trainledger/report.hpp"
 
 namespace trainledger::cli {
 
@@ -91,8 +92,9 @@ CLI::App* add_diff_command(CLI::App& app, DiffOptions& o) {
       "changes B, which is A itself when no B is given)");
   add_plan_options(*sub, o.plan);
   sub->add_option("other", o.other, "the second plan file (default: the first, with --set)");
-  sub->add_option("--format", o.format, "table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  sub->add_option("--format", o.format,
+                  "table (default), json or svg (the memory items that changed, A and B paired)")
+      ->check(CLI::IsMember({"table", "json", "svg"}));
   return sub;
 }
 
@@ -147,6 +149,17 @@ int run_diff(const DiffOptions& o, std::ostream& out, std::ostream& /*err*/) {
     j["communication"] = rows_json(comm);
     j["reliability"] = rows_json(reliability);
     out << j.dump(2) << "\n";
+    return k_exit_ok;
+  }
+  if (o.format == "svg") {
+    std::vector<report::PairedBar> bars;
+    for (const Row& r : memory)
+      bars.push_back({r.id, r.a / (1024.0 * 1024.0 * 1024.0), r.b / (1024.0 * 1024.0 * 1024.0)});
+    bars.push_back({"peak", a.verdict.peak_bytes / (1024.0 * 1024.0 * 1024.0),
+                    b.verdict.peak_bytes / (1024.0 * 1024.0 * 1024.0)});
+    out << report::paired_bars_svg(
+        "chart-diff", fmt::format("Memory at the worst stage: A = {}, B = {}", la.source, name_b),
+        "GiB", bars);
     return k_exit_ok;
   }
   out << fmt::format("diff: A = {} → B = {}\n", la.source, name_b);

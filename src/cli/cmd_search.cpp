@@ -14,6 +14,7 @@
 
 #include "app.hpp"
 #include "trainledger/layout_search.hpp"
+#include "trainledger/report.hpp"
 
 namespace trainledger::cli {
 
@@ -323,8 +324,10 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
                 "layout fits (and meets --target-step-time), searched up to --nodes/--gpus or "
                 "4096 nodes");
   sub->add_option("--target-step-time", o.target, "with --fewest: a step time to reach, e.g. 2s");
-  sub->add_option("--format", o.format, "table (default), json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
+  sub->add_option("--format", o.format,
+                  "table (default), json, csv or svg (the Pareto front and the top layouts, peak "
+                  "memory against step time)")
+      ->check(CLI::IsMember({"table", "json", "csv", "svg"}));
   sub->add_flag("--no-progress", o.no_progress, "no progress line on a terminal");
   return sub;
 }
@@ -443,6 +446,18 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
     j["pareto"] = nlohmann::json::array();
     for (const Layout& l : r.pareto) j["pareto"].push_back(layout_json(l));
     out << j.dump(2) << "\n";
+  } else if (o.format == "svg") {
+    std::vector<report::ChartPoint> points;
+    for (const Layout& l : r.pareto)
+      points.push_back({l.peak_bytes / k_gib, l.step_s, layout_text(l), true});
+    for (const Layout& l : r.top)
+      points.push_back({l.peak_bytes / k_gib, l.step_s, layout_text(l), false});
+    out << report::scatter_svg(
+        "chart-search",
+        fmt::format("{} on {} GPUs: peak memory against step time ({} fitting layouts; the "
+                    "Pareto front joined)",
+                    run.input.model.name, run.world, r.fitting),
+        "peak memory per GPU (GiB)", "step time (s)", points);
   } else if (o.format == "csv") {
     out << "rank,tp,pp,dp,cp,ep,zero,zero_shard_size,placement,sequence_parallel,recompute,"
            "micro_batch,grad_accum,schedule,virtual_stages,stage_layers,peak_bytes,step_s,"

@@ -6,10 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <limits>
+#include <map>
 #include <ostream>
 
 #include "app.hpp"
 #include "items_cli.hpp"
+#include "trainledger/report.hpp"
 
 namespace trainledger::cli {
 
@@ -66,8 +69,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepOptions& o) {
   sub->add_option("--show", o.show,
                   "quantities, comma-separated: peak, fits, or item ids (default: peak, fits, "
                   "time.step, throughput.tokens_per_s_per_gpu, mfu)");
-  sub->add_option("--format", o.format, "table (default), json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
+  sub->add_option("--format", o.format,
+                  "table (default), json, csv or svg (the first quantity against the first knob, "
+                  "one line per value of the second)")
+      ->check(CLI::IsMember({"table", "json", "csv", "svg"}));
   return sub;
 }
 
@@ -141,6 +146,46 @@ int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err) {
       j["points"].push_back(q);
     }
     out << j.dump(2) << "\n";
+  } else if (o.format == "svg") {
+    // The first quantity against the first knob's values (their numbers, else their rank), one
+    // line per value of the second knob; bytes in GiB.
+    auto number = [](const std::string& v, double fallback) {
+      try {
+        std::size_t used = 0;
+        const double d = std::stod(v, &used);
+        return used == v.size() ? d : fallback;
+      } catch (const std::exception&) {
+        return fallback;
+      }
+    };
+    std::map<std::string, report::Series> lines;
+    std::vector<std::string> order;
+    for (std::size_t n = 0; n < points.size(); ++n) {
+      const Point& p = points[n];
+      const std::string name = axes.size() > 1 ? axes[1].key + " = " + p.values[1] : show.front();
+      if (!lines.count(name)) order.push_back(name);
+      report::Series& se = lines[name];
+      se.name = name;
+      se.x.push_back(number(p.values[0], static_cast<double>(se.x.size())));
+      double y = std::numeric_limits<double>::quiet_NaN();
+      if (p.plan) {
+        y = p.shown.front()->value;
+        if (p.shown.front()->unit == Unit::bytes) y /= 1024.0 * 1024.0 * 1024.0;
+      }
+      se.y.push_back(y);
+    }
+    std::vector<report::Series> series;
+    for (const std::string& name : order) series.push_back(lines[name]);
+    std::string y_label = show.front();
+    for (const Point& p : points)
+      if (p.plan) {
+        if (p.shown.front()->unit == Unit::bytes) y_label += " (GiB)";
+        if (p.shown.front()->unit == Unit::seconds) y_label += " (s)";
+        break;
+      }
+    out << report::lines_svg("chart-sweep",
+                             fmt::format("{} over {}", show.front(), axes.front().key),
+                             axes.front().key, y_label, series);
   } else if (o.format == "csv") {
     std::vector<std::string> head;
     for (const Axis& a : axes) head.push_back(a.key);

@@ -109,3 +109,29 @@ TEST_CASE("diff: item by item against separate plan runs, with the inputs that d
             .code == 0);
   CHECK(test::run_cli({"diff", file}).code == 2);
 }
+
+TEST_CASE("search, sweep and diff draw their charts as SVG", "[sweep][diff][search][charts]") {
+  const std::string file = test::source_path("configs/plans/llama-3.1-8b-fsdp.toml");
+  const auto search = test::run_cli({"search", file, "--format", "svg", "--top", "5"});
+  REQUIRE(search.code == 0);
+  CHECK(search.out.find("<svg id=\"chart-search\"") != std::string::npos);
+  CHECK(search.out.find("class=\"front\"") != std::string::npos);
+  const auto sweep = test::run_cli({"sweep", file, "--vary", "training.seq_len=2048,4096", "--vary",
+                                    "training.micro_batch=1,2", "--format", "svg"});
+  REQUIRE(sweep.code == 0);
+  CHECK(sweep.out.find("<svg id=\"chart-sweep\"") != std::string::npos);
+  // Two lines (one per micro-batch), two points each, the peak in GiB.
+  std::size_t points = 0;
+  for (std::size_t at = sweep.out.find("class=\"point\""); at != std::string::npos;
+       at = sweep.out.find("class=\"point\"", at + 1))
+    ++points;
+  CHECK(points == 4);
+  CHECK(sweep.out.find("training.micro_batch = 2") != std::string::npos);
+  CHECK(sweep.out.find("peak (GiB)") != std::string::npos);
+  const auto diff =
+      test::run_cli({"diff", file, "--set", "training.seq_len=4096", "--format", "svg"});
+  REQUIRE(diff.code == 0);
+  CHECK(diff.out.find("<svg id=\"chart-diff\"") != std::string::npos);
+  CHECK(diff.out.find("data-label=\"activations\" data-which=\"a\"") != std::string::npos);
+  CHECK(diff.out.find("data-label=\"peak\" data-which=\"b\"") != std::string::npos);
+}

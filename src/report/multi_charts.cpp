@@ -1,0 +1,187 @@
+// Charts of several plans (docs/cli.md#charts): search's Pareto front, a sweep's lines, a
+// diff's paired bars. Okabe and Ito's colours; every mark has a tooltip and its values in data
+// attributes; fixed precision, so the output is deterministic.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "trainledger/report.hpp"
+
+namespace trainledger::report {
+
+namespace {
+
+const char* const k_colours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                 "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string head(const std::string& id, int w, int h, const std::string& title) {
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg id=\"{}\" class=\"chart\" "
+      "xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"8\" "
+      "y=\"16\" font-size=\"13\" font-weight=\"bold\">{}</text>\n",
+      esc(id), w, h, w, h, esc(title), esc(title));
+}
+
+struct Frame {
+  double x0, x1, y0, y1;
+  int left = 70, top = 36, w = 560, h = 300;
+  double x(double v) const { return left + w * (x1 > x0 ? (v - x0) / (x1 - x0) : 0.5); }
+  double y(double v) const { return top + h - h * (y1 > y0 ? (v - y0) / (y1 - y0) : 0.5); }
+};
+
+std::string axes(const Frame& f, const std::string& xl, const std::string& yl) {
+  std::string s = fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ccc\"/>\n",
+      f.left, f.top, f.w, f.h);
+  for (int k = 0; k <= 4; ++k) {
+    const double xv = f.x0 + (f.x1 - f.x0) * k / 4, yv = f.y0 + (f.y1 - f.y0) * k / 4;
+    s += fmt::format(
+        "<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\">{:.4g}</text><text x=\"{}\" "
+        "y=\"{:.2f}\" text-anchor=\"end\">{:.4g}</text>\n",
+        f.x(xv), f.top + f.h + 14, xv, f.left - 4, f.y(yv) + 4, yv);
+  }
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text><text x=\"12\" y=\"{}\" "
+      "transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">{}</text>\n",
+      f.left + f.w / 2, f.top + f.h + 30, esc(xl), f.top + f.h / 2, f.top + f.h / 2, esc(yl));
+  return s;
+}
+
+Frame frame_of(const std::vector<double>& xs, const std::vector<double>& ys) {
+  Frame f{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), 0.0,
+          -std::numeric_limits<double>::infinity()};
+  for (double v : xs) {
+    f.x0 = std::min(f.x0, v);
+    f.x1 = std::max(f.x1, v);
+  }
+  for (double v : ys)
+    if (std::isfinite(v)) f.y1 = std::max(f.y1, v);
+  if (!std::isfinite(f.x0)) f.x0 = 0, f.x1 = 1;
+  if (!std::isfinite(f.y1) || f.y1 <= 0) f.y1 = 1;
+  f.y1 *= 1.08;
+  return f;
+}
+
+}  // namespace
+
+std::string scatter_svg(const std::string& id, const std::string& title, const std::string& x_label,
+                        const std::string& y_label, const std::vector<ChartPoint>& points) {
+  std::vector<double> xs, ys;
+  for (const ChartPoint& p : points) xs.push_back(p.x), ys.push_back(p.y);
+  Frame f = frame_of(xs, ys);
+  f.x0 = 0;
+  f.x1 = f.x1 > 0 ? f.x1 * 1.05 : 1;
+  std::string s = head(id, 680, 390, title) + axes(f, x_label, y_label);
+  std::vector<const ChartPoint*> front;
+  for (const ChartPoint& p : points) {
+    if (p.highlight) front.push_back(&p);
+    s += fmt::format(
+        "<circle class=\"point{}\" data-x=\"{:.17g}\" data-y=\"{:.17g}\" cx=\"{:.2f}\" "
+        "cy=\"{:.2f}\" r=\"{}\" fill=\"{}\" fill-opacity=\"{}\"><title>{}</title></circle>\n",
+        p.highlight ? " front" : "", p.x, p.y, f.x(p.x), f.y(p.y), p.highlight ? 4 : 2,
+        p.highlight ? k_colours[3] : k_colours[0], p.highlight ? "1" : "0.35", esc(p.label));
+  }
+  std::sort(front.begin(), front.end(),
+            [](const ChartPoint* a, const ChartPoint* b) { return a->x < b->x; });
+  std::string path;
+  for (const ChartPoint* p : front)
+    path += fmt::format("{}{:.2f},{:.2f}", path.empty() ? "M" : " L", f.x(p->x), f.y(p->y));
+  if (!path.empty())
+    s += fmt::format("<path class=\"front\" d=\"{}\" fill=\"none\" stroke=\"{}\"/>\n", path,
+                     k_colours[3]);
+  return s + "</svg>\n";
+}
+
+std::string lines_svg(const std::string& id, const std::string& title, const std::string& x_label,
+                      const std::string& y_label, const std::vector<Series>& series) {
+  std::vector<double> xs, ys;
+  for (const Series& se : series) {
+    xs.insert(xs.end(), se.x.begin(), se.x.end());
+    ys.insert(ys.end(), se.y.begin(), se.y.end());
+  }
+  const Frame f = frame_of(xs, ys);
+  std::string s = head(id, 820, 390, title) + axes(f, x_label, y_label);
+  int k = 0;
+  for (const Series& se : series) {
+    const char* colour = k_colours[k % 8];
+    std::string path;
+    for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
+      if (!std::isfinite(se.y[i])) {
+        path += " ";  // a gap
+        continue;
+      }
+      const bool move = path.empty() || path.back() == ' ';
+      path += fmt::format("{}{:.2f},{:.2f}", move ? "M" : " L", f.x(se.x[i]), f.y(se.y[i]));
+      s += fmt::format(
+          "<circle class=\"point\" data-series=\"{}\" data-x=\"{:.17g}\" data-y=\"{:.17g}\" "
+          "cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"3\" fill=\"{}\"><title>{}: {:.6g} at {:.6g}</title>"
+          "</circle>\n",
+          esc(se.name), se.x[i], se.y[i], f.x(se.x[i]), f.y(se.y[i]), colour, esc(se.name), se.y[i],
+          se.x[i]);
+    }
+    s += fmt::format("<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\"/>\n", path, colour);
+    s += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
+        "y=\"{}\">{}</text>\n",
+        f.left + f.w + 12, f.top + 10 + 16 * k, colour, f.left + f.w + 26, f.top + 19 + 16 * k,
+        esc(se.name));
+    ++k;
+  }
+  return s + "</svg>\n";
+}
+
+std::string paired_bars_svg(const std::string& id, const std::string& title,
+                            const std::string& unit, const std::vector<PairedBar>& rows) {
+  const int left = 200, plot_w = 420, row = 30;
+  const int h = 60 + row * static_cast<int>(rows.size()) + 20;
+  double most = 0;
+  for (const PairedBar& r : rows) most = std::max({most, std::fabs(r.a), std::fabs(r.b)});
+  if (!(most > 0)) most = 1;
+  std::string s = head(id, left + plot_w + 160, h, title);
+  s += fmt::format(
+      "<rect x=\"{}\" y=\"24\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
+      "y=\"33\">A</text><rect x=\"{}\" y=\"24\" width=\"10\" height=\"10\" fill=\"{}\"/><text "
+      "x=\"{}\" y=\"33\">B</text>\n",
+      left, k_colours[0], left + 14, left + 40, k_colours[1], left + 54);
+  int k = 0;
+  for (const PairedBar& r : rows) {
+    const int y = 44 + k * row;
+    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 6, y + 14,
+                     esc(r.label));
+    int j = 0;
+    for (const double v : {r.a, r.b}) {
+      s += fmt::format(
+          "<rect class=\"pair\" data-label=\"{}\" data-which=\"{}\" data-value=\"{:.17g}\" "
+          "x=\"{}\" y=\"{}\" width=\"{:.2f}\" height=\"11\" fill=\"{}\"><title>{} {}: {:.6g} "
+          "{}</title></rect><text x=\"{:.2f}\" y=\"{}\" font-size=\"9\">{:.4g}</text>\n",
+          esc(r.label), j == 0 ? "a" : "b", v, left, y + j * 12, plot_w * std::fabs(v) / most,
+          k_colours[j], esc(r.label), j == 0 ? "A" : "B", v, esc(unit),
+          left + plot_w * std::fabs(v) / most + 4, y + j * 12 + 9, v);
+      ++j;
+    }
+    ++k;
+  }
+  return s + "</svg>\n";
+}
+
+}  // namespace trainledger::report
