@@ -71,6 +71,9 @@ std::string change_text(const Change& c);
 // express is named in comments. `title` names the plan.
 std::string emit_config(const PlanInput& in, const std::string& stack, const std::string& title);
 
+// Text for XML and HTML (SVG, JUnit): & < > " ' escaped.
+std::string xml_escape(const std::string& text);
+
 // The version string printed by reports and --version.
 std::string version();
 

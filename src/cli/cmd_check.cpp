@@ -19,6 +19,8 @@ namespace trainledger::cli {
 
 namespace {
 
+using report::xml_escape;
+
 // ok: fits with the headroom; near: fits by less; over: does not fit; unsure (--strict):
 // fits, but the estimate rests on a guess; invalid: the plan could not be read.
 enum class Status { ok, near, over, unsure, invalid };
@@ -197,37 +199,6 @@ nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headro
           {"summary", summary_line(all)},
           {"exit_code", exit_code(all)},
           {"plans", plans}};
-}
-
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // Control characters other than tab and newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') {
-          out += ' ';
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out;
 }
 
 // JUnit XML: one test case per plan; a plan that does not fit (or rests on a guess under

@@ -29,29 +29,6 @@ constexpr const char* k_purple = "#CC79A7";
 constexpr const char* k_yellow = "#F0E442";
 constexpr const char* k_grey = "#999999";
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string num(double v) { return fmt::format("{:.2f}", v); }
 std::string exact(double v) { return fmt::format("{:.17g}", v); }
 
@@ -75,8 +52,8 @@ int category_of(const LineItem& i) {
 }
 
 std::string tooltip(const LineItem& i, MemUnits u) {
-  return fmt::format("<title>{}: {} — {}</title>", esc(i.id), esc(format_item_value(i, u)),
-                     esc(i.formula));
+  return fmt::format("<title>{}: {} — {}</title>", xml_escape(i.id),
+                     xml_escape(format_item_value(i, u)), xml_escape(i.formula));
 }
 
 std::string svg_open(const char* id, int w, int h, const std::string& title) {
@@ -85,7 +62,7 @@ std::string svg_open(const char* id, int w, int h, const std::string& title) {
       "height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\" "
       "font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"8\" y=\"16\" font-size=\"13\" "
       "font-weight=\"bold\">{}</text>\n",
-      id, w, h, w, h, esc(title), esc(title));
+      id, w, h, w, h, xml_escape(title), xml_escape(title));
 }
 
 double item_value(const std::vector<LineItem>& items, ItemId id) {
@@ -138,8 +115,8 @@ std::string chart_memory(const PlanResult& plan, MemUnits u) {
             "<rect class=\"mem\" data-stage=\"{}\" data-item=\"{}\" data-bytes=\"{:.0f}\" "
             "x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
             "stroke-width=\"0.5\">{}</rect>\n",
-            st, esc(i.id), i.value, x, num(y(base + i.value)), bar, num(plot_h * i.value / top),
-            k_categories[c].colour, tooltip(i, u));
+            st, xml_escape(i.id), i.value, x, num(y(base + i.value)), bar,
+            num(plot_h * i.value / top), k_categories[c].colour, tooltip(i, u));
         base += i.value;
       }
     }
@@ -217,10 +194,10 @@ std::string chart_step(const PlanResult& plan) {
         "<rect class=\"step\" data-item=\"{}\" data-seconds=\"{}\" x=\"{}\" y=\"{}\" "
         "width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect><text x=\"{}\" y=\"{}\" "
         "text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\">{}</text>\n",
-        esc(i->id), exact(i->value), num(left + plot_w * at / total), yy,
+        xml_escape(i->id), exact(i->value), num(left + plot_w * at / total), yy,
         num(plot_w * i->value / total), row - 6, colours[r % 6], tooltip(*i, MemUnits::gib),
-        left - 6, yy + 12, esc(i->label), num(left + plot_w * (at + i->value) / total + 4), yy + 12,
-        esc(format_item_value(*i, MemUnits::gib)));
+        left - 6, yy + 12, xml_escape(i->label), num(left + plot_w * (at + i->value) / total + 4),
+        yy + 12, xml_escape(format_item_value(*i, MemUnits::gib)));
     at += i->value;
     ++r;
   }
@@ -230,7 +207,7 @@ std::string chart_step(const PlanResult& plan) {
       "width=\"{}\" height=\"{}\" fill=\"#333\">{}</rect><text x=\"{}\" y=\"{}\" "
       "text-anchor=\"end\" font-weight=\"bold\">step</text><text x=\"{}\" y=\"{}\">{}</text>\n",
       exact(total), left, yy, plot_w, row - 6, tooltip(*step, MemUnits::gib), left - 6, yy + 12,
-      left + plot_w + 4, yy + 12, esc(format_item_value(*step, MemUnits::gib)));
+      left + plot_w + 4, yy + 12, xml_escape(format_item_value(*step, MemUnits::gib)));
   return s + "</svg>\n";
 }
 
@@ -319,12 +296,13 @@ std::string chart_comm(const PlanResult& plan, MemUnits u) {
         "<rect class=\"comm\" data-item=\"{}\" data-bytes=\"{:.0f}\" data-seconds=\"{}\" x=\"{}\" "
         "y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect><text x=\"{}\" y=\"{}\" "
         "text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\">{} in {} ({})</text>\n",
-        esc(i.id), i.value, exact(i.time_s.value_or(0)), left, yy,
+        xml_escape(i.id), i.value, exact(i.time_s.value_or(0)), left, yy,
         num(most > 0 ? plot_w * i.value / most : 0), row - 8,
         link.find("inter") != std::string::npos ? k_vermillion : k_sky, tooltip(i, u), left - 6,
-        yy + 12, esc(i.label), left + 6 + static_cast<int>(most > 0 ? plot_w * i.value / most : 0),
-        yy + 12, esc(memory_with_unit(i.value, u)), esc(format_duration(i.time_s.value_or(0))),
-        esc(link));
+        yy + 12, xml_escape(i.label),
+        left + 6 + static_cast<int>(most > 0 ? plot_w * i.value / most : 0), yy + 12,
+        xml_escape(memory_with_unit(i.value, u)), xml_escape(format_duration(i.time_s.value_or(0))),
+        xml_escape(link));
     ++r;
   }
   return s + "</svg>\n";
@@ -357,17 +335,17 @@ std::string chart_checkpoint(const PlanResult& plan) {
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ccc\"/>"
       "<path class=\"waste\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"><title>"
       "expected waste = δ/τ + (τ/2 + R)/M, δ = {}, M = {}, R = {}</title></path>\n",
-      left, top_y, plot_w, plot_h, path, k_blue, esc(format_duration(delta)),
-      esc(format_duration(mtbf)), esc(format_duration(restart)));
+      left, top_y, plot_w, plot_h, path, k_blue, xml_escape(format_duration(delta)),
+      xml_escape(format_duration(mtbf)), xml_escape(format_duration(restart)));
   auto mark = [&](const LineItem* i, const char* colour, const char* name, int dy) {
     if (!i || !(i->value > 0)) return;
     s += fmt::format(
         "<line class=\"interval\" data-item=\"{}\" data-seconds=\"{}\" x1=\"{}\" x2=\"{}\" "
         "y1=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-dasharray=\"4 2\">{}</line><text x=\"{}\" "
         "y=\"{}\" fill=\"{}\">{} {}</text>\n",
-        esc(i->id), exact(i->value), num(x(i->value)), num(x(i->value)), top_y, top_y + plot_h,
-        colour, tooltip(*i, MemUnits::gib), num(x(i->value) + 4), top_y + 14 + dy, colour, name,
-        esc(format_duration(i->value)));
+        xml_escape(i->id), exact(i->value), num(x(i->value)), num(x(i->value)), top_y,
+        top_y + plot_h, colour, tooltip(*i, MemUnits::gib), num(x(i->value) + 4), top_y + 14 + dy,
+        colour, name, xml_escape(format_duration(i->value)));
   };
   mark(young, k_vermillion, "Young", 0);
   mark(daly, k_green, "Daly", 14);
@@ -381,9 +359,9 @@ std::string chart_checkpoint(const PlanResult& plan) {
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">checkpoint interval τ (log scale)</text>"
       "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\" "
       "text-anchor=\"end\">0 %</text>\n",
-      left, top_y + plot_h + 14, esc(format_duration(lo)), left + plot_w, top_y + plot_h + 14,
-      esc(format_duration(hi)), left + plot_w / 2, top_y + plot_h + 30, left - 4, top_y + 10,
-      format_percent(ymax), left - 4, top_y + plot_h);
+      left, top_y + plot_h + 14, xml_escape(format_duration(lo)), left + plot_w,
+      top_y + plot_h + 14, xml_escape(format_duration(hi)), left + plot_w / 2, top_y + plot_h + 30,
+      left - 4, top_y + 10, format_percent(ymax), left - 4, top_y + plot_h);
   return s + "</svg>\n";
 }
 

@@ -7,31 +7,12 @@
 
 namespace trainledger::report {
 
-namespace {
-
-std::string esc(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '&')
-      out += "&amp;";
-    else if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else
-      out += c;
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string render_html(const PlanResult& plan, const PlanSource& loaded, const Options& o) {
   const PlanInput& in = plan.input;
   std::string s =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  s += fmt::format("<title>trainledger: {}</title>\n", esc(in.model.name));
+  s += fmt::format("<title>trainledger: {}</title>\n", xml_escape(in.model.name));
   s += "<style>\n"
        "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}\n"
        "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
@@ -40,27 +21,27 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
        ".verdict{font-weight:bold}\n"
        "@media print{body{margin:0}svg.chart{page-break-inside:avoid}}\n"
        "</style>\n</head>\n<body>\n";
-  s += fmt::format("<h1>{} · {} × {}</h1>\n", esc(in.model.name), plan.derived.world_size,
-                   esc(in.cluster.gpu.name));
-  s += fmt::format("<p>trainledger {} · {} · tp {} · pp {} · dp {}{}{} · ZeRO-{}</p>\n",
-                   esc(version()), esc(loaded.name), in.parallel.tp, in.parallel.pp, in.parallel.dp,
-                   in.parallel.cp > 1 ? fmt::format(" · cp {}", in.parallel.cp) : "",
-                   in.parallel.ep > 1 ? fmt::format(" · ep {}", in.parallel.ep) : "",
-                   in.parallel.zero);
+  s += fmt::format("<h1>{} · {} × {}</h1>\n", xml_escape(in.model.name), plan.derived.world_size,
+                   xml_escape(in.cluster.gpu.name));
+  s += fmt::format(
+      "<p>trainledger {} · {} · tp {} · pp {} · dp {}{}{} · ZeRO-{}</p>\n", xml_escape(version()),
+      xml_escape(loaded.name), in.parallel.tp, in.parallel.pp, in.parallel.dp,
+      in.parallel.cp > 1 ? fmt::format(" · cp {}", in.parallel.cp) : "",
+      in.parallel.ep > 1 ? fmt::format(" · ep {}", in.parallel.ep) : "", in.parallel.zero);
   const StageMemory& worst = plan.stages[static_cast<std::size_t>(plan.worst_stage)];
   s += fmt::format(
       "<p class=\"verdict\" data-fits=\"{}\" data-bytes=\"{:.0f}\">{}: worst rank is stage {}, "
       "{} phase, at {} of {}</p>\n",
       plan.verdict.fits ? "true" : "false", plan.verdict.peak_bytes,
       plan.verdict.fits ? "fits" : "DOES NOT FIT", plan.worst_stage, to_string(worst.peak_phase),
-      esc(memory_with_unit(plan.verdict.peak_bytes, o.units)),
-      esc(memory_with_unit(static_cast<double>(in.cluster.gpu.memory_bytes), o.units)));
+      xml_escape(memory_with_unit(plan.verdict.peak_bytes, o.units)),
+      xml_escape(memory_with_unit(static_cast<double>(in.cluster.gpu.memory_bytes), o.units)));
   s += "<h2>Memory</h2>\n" + chart_memory(plan, o.units);
   s += "<h2>The step</h2>\n" + chart_step(plan);
   s += "<h2>Pipeline schedule</h2>\n" + chart_schedule(plan);
   s += "<h2>Communication</h2>\n" + chart_comm(plan, o.units);
   s += "<h2>Checkpoints</h2>\n" + chart_checkpoint(plan);
-  s += "<h2>The ledger</h2>\n<pre>" + esc(render_markdown(plan, loaded, o)) + "</pre>\n";
+  s += "<h2>The ledger</h2>\n<pre>" + xml_escape(render_markdown(plan, loaded, o)) + "</pre>\n";
   s += "</body>\n</html>\n";
   return s;
 }

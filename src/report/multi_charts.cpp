@@ -16,30 +16,13 @@ namespace {
 const char* const k_colours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
                                  "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '&')
-      out += "&amp;";
-    else if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '"')
-      out += "&quot;";
-    else
-      out += c;
-  }
-  return out;
-}
-
 std::string head(const std::string& id, int w, int h, const std::string& title) {
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg id=\"{}\" class=\"chart\" "
       "xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"8\" "
       "y=\"16\" font-size=\"13\" font-weight=\"bold\">{}</text>\n",
-      esc(id), w, h, w, h, esc(title), esc(title));
+      xml_escape(id), w, h, w, h, xml_escape(title), xml_escape(title));
 }
 
 struct Frame {
@@ -63,7 +46,8 @@ std::string axes(const Frame& f, const std::string& xl, const std::string& yl) {
   s += fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text><text x=\"12\" y=\"{}\" "
       "transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">{}</text>\n",
-      f.left + f.w / 2, f.top + f.h + 30, esc(xl), f.top + f.h / 2, f.top + f.h / 2, esc(yl));
+      f.left + f.w / 2, f.top + f.h + 30, xml_escape(xl), f.top + f.h / 2, f.top + f.h / 2,
+      xml_escape(yl));
   return s;
 }
 
@@ -99,7 +83,7 @@ std::string scatter_svg(const std::string& id, const std::string& title, const s
         "<circle class=\"point{}\" data-x=\"{:.17g}\" data-y=\"{:.17g}\" cx=\"{:.2f}\" "
         "cy=\"{:.2f}\" r=\"{}\" fill=\"{}\" fill-opacity=\"{}\"><title>{}</title></circle>\n",
         p.highlight ? " front" : "", p.x, p.y, f.x(p.x), f.y(p.y), p.highlight ? 4 : 2,
-        p.highlight ? k_colours[3] : k_colours[0], p.highlight ? "1" : "0.35", esc(p.label));
+        p.highlight ? k_colours[3] : k_colours[0], p.highlight ? "1" : "0.35", xml_escape(p.label));
   }
   std::sort(front.begin(), front.end(),
             [](const ChartPoint* a, const ChartPoint* b) { return a->x < b->x; });
@@ -136,15 +120,15 @@ std::string lines_svg(const std::string& id, const std::string& title, const std
           "<circle class=\"point\" data-series=\"{}\" data-x=\"{:.17g}\" data-y=\"{:.17g}\" "
           "cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"3\" fill=\"{}\"><title>{}: {:.6g} at {:.6g}</title>"
           "</circle>\n",
-          esc(se.name), se.x[i], se.y[i], f.x(se.x[i]), f.y(se.y[i]), colour, esc(se.name), se.y[i],
-          se.x[i]);
+          xml_escape(se.name), se.x[i], se.y[i], f.x(se.x[i]), f.y(se.y[i]), colour,
+          xml_escape(se.name), se.y[i], se.x[i]);
     }
     s += fmt::format("<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\"/>\n", path, colour);
     s += fmt::format(
         "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
         "y=\"{}\">{}</text>\n",
         f.left + f.w + 12, f.top + 10 + 16 * k, colour, f.left + f.w + 26, f.top + 19 + 16 * k,
-        esc(se.name));
+        xml_escape(se.name));
     ++k;
   }
   return s + "</svg>\n";
@@ -167,16 +151,16 @@ std::string paired_bars_svg(const std::string& id, const std::string& title,
   for (const PairedBar& r : rows) {
     const int y = 44 + k * row;
     s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 6, y + 14,
-                     esc(r.label));
+                     xml_escape(r.label));
     int j = 0;
     for (const double v : {r.a, r.b}) {
       s += fmt::format(
           "<rect class=\"pair\" data-label=\"{}\" data-which=\"{}\" data-value=\"{:.17g}\" "
           "x=\"{}\" y=\"{}\" width=\"{:.2f}\" height=\"11\" fill=\"{}\"><title>{} {}: {:.6g} "
           "{}</title></rect><text x=\"{:.2f}\" y=\"{}\" font-size=\"9\">{:.4g}</text>\n",
-          esc(r.label), j == 0 ? "a" : "b", v, left, y + j * 12, plot_w * std::fabs(v) / most,
-          k_colours[j], esc(r.label), j == 0 ? "A" : "B", v, esc(unit),
-          left + plot_w * std::fabs(v) / most + 4, y + j * 12 + 9, v);
+          xml_escape(r.label), j == 0 ? "a" : "b", v, left, y + j * 12,
+          plot_w * std::fabs(v) / most, k_colours[j], xml_escape(r.label), j == 0 ? "A" : "B", v,
+          xml_escape(unit), left + plot_w * std::fabs(v) / most + 4, y + j * 12 + 9, v);
       ++j;
     }
     ++k;
