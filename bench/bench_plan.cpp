@@ -159,4 +159,32 @@ BENCHMARK(BM_search_405b_16k)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// Calculon's own search case (GPT-3 175B, seq 2048, global batch 3072, on 4096 A100s), to set
+// the rates side by side: bench/calculon_rate.py times Calculon's search on the same machine.
+void BM_search_gpt3_4096(benchmark::State& state) {
+  config::LoadOptions o;
+  o.sets = {"model.preset=\"gpt3-175b\"",
+            "cluster.gpu=\"a100-sxm4-80gb\"",
+            "training.seq_len=2048",
+            "training.global_batch=3072",
+            "parallel.tp=8",
+            "parallel.pp=8",
+            "parallel.dp=1",
+            "cluster.nodes=8"};
+  PlanInput base = config::load_default_plan(o).input;
+  base.cluster.nodes = 512;
+  SearchOptions so;
+  so.jobs = static_cast<int>(state.range(0));
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    const SearchResult r = search_layouts(base, so);
+    n += r.enumerated;
+    benchmark::DoNotOptimize(r.top);
+  }
+  state.counters["layouts"] = benchmark::Counter(static_cast<double>(n) / state.iterations());
+  state.counters["layouts_per_s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_search_gpt3_4096)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 BENCHMARK_MAIN();

@@ -112,9 +112,11 @@ struct StageNumbers {
 
 struct PlanNumbers {
   Derived derived;
-  std::vector<int> stage_layers;  // layers per pipeline stage
-  std::vector<StageNumbers> stages;
-  int worst_stage = 0;
+  std::vector<int> stage_layers;     // layers per pipeline stage
+  std::vector<StageNumbers> stages;  // every stage, or those that can hold the peak (PlanScope)
+  int worst_stage = 0;               // the stage number
+  int worst_index = 0;               // its place in `stages`
+  NumItems offloaded;                // the worst stage's state kept in host memory
   Verdict verdict;
   NumItems host;
   double host_peak_bytes = 0;
@@ -127,5 +129,10 @@ struct PlanNumbers {
 // Evaluates `input` into `out` (whose storage is reused: no allocation once it holds as many
 // stages). `input` must be valid (check_rules returns nothing).
 void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope = {});
+
+// The time side alone, after `evaluate(input, out, scope)` with scope.time false on the same
+// input (or on one that differs only in what memory does not depend on: the rank order). A
+// search times only the layouts that fit.
+void evaluate_time(const PlanInput& input, PlanNumbers& out, const PlanScope& scope = {});
 
 }  // namespace trainledger

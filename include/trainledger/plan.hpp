@@ -97,6 +97,11 @@ struct PlanResult {
 struct PlanScope {
   bool time = true;
   bool scaling = true;
+  // The numbers-only evaluation (trainledger/numbers.hpp) only: false evaluates just the stages
+  // that can hold the peak. Of the stages with the same layers and the same place (first, last,
+  // middle), the one with the most micro-batches in flight holds the most memory in every
+  // phase, so the verdict is the same; PlanNumbers::stages then holds those stages only.
+  bool every_stage = true;
 };
 
 // Computes the plan. `input` must have passed validation (config layer); the core does no I/O

@@ -338,22 +338,33 @@ V tensors_expr(const PlanInput& in, const Tensors& tensors) {
 }
 
 template <typename V>
-V layer_bytes_expr(const PlanInput& in, Recompute mode) {
+V layer_bytes_expr(const PlanInput& in, const Tensors& layer, Recompute mode) {
   Tensors kept_tensors;
-  for (const SavedTensor& t : layer_tensors(in))
+  for (const SavedTensor& t : layer)
     if (kept(t, mode)) kept_tensors.push_back(t);
   return tensors_expr<V>(in, kept_tensors);
+}
+
+template <typename V>
+V layer_bytes_expr(const PlanInput& in, Recompute mode) {
+  return layer_bytes_expr<V>(in, layer_tensors(in), mode);
 }
 
 template Expr tensors_expr<Expr>(const PlanInput&, const Tensors&);
 template Num tensors_expr<Num>(const PlanInput&, const Tensors&);
 template Expr layer_bytes_expr<Expr>(const PlanInput&, Recompute);
 template Num layer_bytes_expr<Num>(const PlanInput&, Recompute);
+template Expr layer_bytes_expr<Expr>(const PlanInput&, const Tensors&, Recompute);
+template Num layer_bytes_expr<Num>(const PlanInput&, const Tensors&, Recompute);
+
+double largest_layer_tensor(const PlanInput& in, const Tensors& layer) {
+  double largest = 0;
+  for (const SavedTensor& t : layer) largest = std::max(largest, tensor_bytes(in, t));
+  return largest;
+}
 
 double largest_layer_tensor(const PlanInput& in) {
-  double largest = 0;
-  for (const SavedTensor& t : layer_tensors(in)) largest = std::max(largest, tensor_bytes(in, t));
-  return largest;
+  return largest_layer_tensor(in, layer_tensors(in));
 }
 
 }  // namespace trainledger

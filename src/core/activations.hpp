@@ -71,6 +71,9 @@ double layer_bytes(const PlanInput& in, Recompute mode);
 // The same as a formula whose terms are the kept tensors (V = Expr or Num).
 template <typename V>
 V layer_bytes_expr(const PlanInput& in, Recompute mode);
+// ... from the layer's tensors (layer_tensors) when the caller holds them.
+template <typename V>
+V layer_bytes_expr(const PlanInput& in, const Tensors& layer, Recompute mode);
 template <typename V>
 V tensors_expr(const PlanInput& in, const Tensors& tensors);
 
@@ -96,5 +99,6 @@ bool rotary(const ModelSpec& m);
 
 // The largest single intermediate of a layer on one GPU (for the backward working set).
 double largest_layer_tensor(const PlanInput& in);
+double largest_layer_tensor(const PlanInput& in, const Tensors& layer);
 
 }  // namespace trainledger

@@ -101,17 +101,40 @@ struct Slice {
   std::int64_t valid = 0;
 };
 
+// Memory does not depend on the rank order: layouts that differ only in it share one memory
+// evaluation (the enumeration puts them next to each other).
+bool same_memory(const Layout& a, const Layout& b) {
+  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp && a.ep == b.ep &&
+         a.zero == b.zero && a.shard == b.shard && a.sequence_parallel == b.sequence_parallel &&
+         a.recompute == b.recompute && a.schedule == b.schedule && a.micro_batch == b.micro_batch &&
+         a.virtual_stages == b.virtual_stages && a.stage_layers == b.stage_layers;
+}
+
+// What a searching thread keeps: its copy of the plan, the numbers' storage, and which layout's
+// memory the storage holds.
+struct Worker {
+  PlanInput in;
+  PlanNumbers nums;
+  const Layout* memory_of = nullptr;
+};
+
+constexpr PlanScope k_memory_scope{false, false, false};
+constexpr PlanScope k_time_scope{true, false, false};
+
 // One layout: the rules, then memory, then (when it fits) time; kept when it fits.
-void evaluate_one(Layout& l, PlanInput& in, const PlanInput& base, double limit, PlanNumbers& nums,
-                  Slice& s) {
-  apply_layout(in, base, l);
-  if (!check_rules(in).empty()) return;
+void evaluate_one(Layout& l, Worker& w, const PlanInput& base, double limit, Slice& s) {
+  apply_layout(w.in, base, l);
+  if (!check_rules(w.in).empty()) return;
   ++s.valid;
-  evaluate(in, nums, PlanScope{false, false});
+  if (w.memory_of == nullptr || !same_memory(*w.memory_of, l)) {
+    evaluate(w.in, w.nums, k_memory_scope);
+    w.memory_of = &l;
+  }
+  const PlanNumbers& nums = w.nums;
   l.peak_bytes = nums.verdict.peak_bytes;
   l.worst_stage = nums.worst_stage;
   if (!(l.peak_bytes <= limit)) return;
-  evaluate(in, nums, PlanScope{true, false});
+  evaluate_time(w.in, w.nums, k_time_scope);
   l.grad_accum = nums.derived.grad_accum;
   l.step_s = item(nums.time, ItemId::time_step);
   l.tokens_per_s_per_gpu = item(nums.time, ItemId::throughput_tokens_per_s_per_gpu);
@@ -212,20 +235,20 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
             if (dp * cp == 1 && zero > 0) continue;
             for (int shard : shards) {
               if (shard > 0 && zero == 0) continue;
-              for (int place : placements)
-                for (int sp : sps)
-                  for (Recompute rc : recomputes)
-                    for (int mb : mbs)
-                      for (Schedule sch : schedules) {
-                        std::vector<int> vss = {1};
-                        if (sch == Schedule::interleaved) {
-                          vss.clear();
-                          const int per = even ? m.layers / pp : m.layers / pp;
-                          for (int v = 2; v <= 4; ++v)
-                            if (per % v == 0) vss.push_back(v);
-                          vss = or_all(space.virtual_stages, vss);
-                        }
-                        for (int vs : vss) {
+              for (int sp : sps)
+                for (Recompute rc : recomputes)
+                  for (int mb : mbs)
+                    for (Schedule sch : schedules) {
+                      std::vector<int> vss = {1};
+                      if (sch == Schedule::interleaved) {
+                        vss.clear();
+                        const int per = m.layers / pp;
+                        for (int v = 2; v <= 4; ++v)
+                          if (per % v == 0) vss.push_back(v);
+                        vss = or_all(space.virtual_stages, vss);
+                      }
+                      for (int vs : vss)
+                        for (int place : placements) {
                           Layout l;
                           l.tp = tp;
                           l.pp = pp;
@@ -244,7 +267,7 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
                           l.order = static_cast<std::int64_t>(out.size());
                           out.push_back(std::move(l));
                         }
-                      }
+                    }
             }
           }
       }
@@ -268,14 +291,12 @@ SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
   std::atomic<std::size_t> next{0};
   auto work = [&](int j) {
     Slice& s = slices[static_cast<std::size_t>(j)];
-    PlanInput in = base;
-    PlanNumbers nums;
+    Worker w{base, PlanNumbers{}, nullptr};
     const std::size_t n = all.size();
     for (std::size_t from = next.fetch_add(k_chunk); from < n; from = next.fetch_add(k_chunk)) {
       const std::size_t to = std::min(n, from + k_chunk);
       done.fetch_add(static_cast<std::int64_t>(to - from), std::memory_order_relaxed);
-      for (std::size_t i = from; i < to; ++i)
-        evaluate_one(all[i], in, base, r.limit_bytes, nums, s);
+      for (std::size_t i = from; i < to; ++i) evaluate_one(all[i], w, base, r.limit_bytes, s);
     }
   };
   std::atomic<int> finished{0};

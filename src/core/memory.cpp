@@ -55,9 +55,10 @@ template <typename V>
 MemoryModel<V> memory_model(const PlanInput& in) {
   MemoryModel<V> m;
   if (!in.model.count_only) {
-    m.layer_none = layer_bytes_expr<V>(in, Recompute::none);
-    m.layer_mode = layer_bytes_expr<V>(in, in.training.recompute);
-    m.largest_tensor = largest_layer_tensor(in);
+    const Tensors layer = layer_tensors(in);
+    m.layer_none = layer_bytes_expr<V>(in, layer, Recompute::none);
+    m.layer_mode = layer_bytes_expr<V>(in, layer, in.training.recompute);
+    m.largest_tensor = largest_layer_tensor(in, layer);
   }
   fixed_overheads<V>(in, m);
   return m;

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "activations.hpp"
 #include "memory.hpp"
+#include "pipeline.hpp"
 #include "timing.hpp"
 #include "trainledger/numbers.hpp"
 
@@ -198,6 +200,46 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
   return r;
 }
 
+namespace {
+
+// The stages that can hold the peak: of those with the same layers and place, the one with the
+// most micro-batches in flight (the first on a tie). Activations grow with the micro-batches in
+// flight and nothing else a stage holds depends on its number, so it dominates the others in
+// every phase.
+void peak_candidates(const PlanInput& in, const Derived& d, const std::vector<int>& layers,
+                     std::vector<int>& out) {
+  const int pp = static_cast<int>(layers.size());
+  out.clear();
+  struct Rep {
+    int stage;
+    double flight;
+  };
+  std::array<Rep, 64> reps{};
+  int n = 0;
+  const double m = static_cast<double>(d.grad_accum);
+  for (int s = 0; s < pp; ++s) {
+    const double flight = layers_in_flight<Num>(in, s, m).value();
+    int k = 0;
+    while (k < n && !(layers[reps[k].stage] == layers[s] && (reps[k].stage == 0) == (s == 0) &&
+                      (reps[k].stage == pp - 1) == (s == pp - 1)))
+      ++k;
+    if (k == n) {
+      if (n == static_cast<int>(reps.size())) {  // many different stages: evaluate them all
+        out.resize(pp);
+        for (int i = 0; i < pp; ++i) out[i] = i;
+        return;
+      }
+      reps[n++] = Rep{s, flight};
+    } else if (flight > reps[k].flight) {
+      reps[k] = Rep{s, flight};
+    }
+  }
+  for (int k = 0; k < n; ++k) out.push_back(reps[k].stage);
+  std::sort(out.begin(), out.end());
+}
+
+}  // namespace
+
 void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) {
   out.derived = derive(input);
   stage_layer_counts(input, out.stage_layers);
@@ -205,28 +247,42 @@ void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) 
   const int pp = static_cast<int>(layers.size());
   const double capacity = static_cast<double>(input.cluster.gpu.memory_bytes);
   const MemoryModel<Num> model = memory_model<Num>(input);
-  out.stages.resize(pp);
-  for (int s = 0; s < pp; ++s)
-    out.stages[s] = stage_memory<Num>(input, out.derived, model, place_of(layers, s));
-  set_verdict(out.stages, capacity, out.worst_stage, out.verdict);
-  const StageNumbers& worst = out.stages[out.worst_stage];
-  const Items<Num> offloaded =
-      offloaded_items<Num>(input, out.derived, place_of(layers, out.worst_stage));
-  const HostOf<Num> host = host_memory<Num>(input, out.derived, worst.items, offloaded);
+  if (scope.every_stage) {
+    out.stages.resize(pp);
+    for (int s = 0; s < pp; ++s)
+      out.stages[s] = stage_memory<Num>(input, out.derived, model, place_of(layers, s));
+  } else {
+    thread_local std::vector<int> which;
+    peak_candidates(input, out.derived, layers, which);
+    out.stages.resize(which.size());
+    for (std::size_t k = 0; k < which.size(); ++k)
+      out.stages[k] = stage_memory<Num>(input, out.derived, model, place_of(layers, which[k]));
+  }
+  set_verdict(out.stages, capacity, out.worst_index, out.verdict);
+  const StageNumbers& worst = out.stages[out.worst_index];
+  out.worst_stage = worst.stage;
+  out.verdict.worst_stage = worst.stage;
+  out.offloaded = offloaded_items<Num>(input, out.derived, place_of(layers, out.worst_stage));
+  const HostOf<Num> host = host_memory<Num>(input, out.derived, worst.items, out.offloaded);
   out.host = host.items;
   out.host_peak_bytes = host.peak_bytes;
   out.comm = CommResults{};
   out.communication.clear();
   out.time.clear();
   out.reliability.clear();
-  if (!scope.time) return;
+  if (scope.time) evaluate_time(input, out, scope);
+}
+
+void evaluate_time(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) {
+  const std::vector<int>& layers = out.stage_layers;
+  const StageNumbers& worst = out.stages[out.worst_index];
   const StagePlace pace = place_of(layers, pace_stage(input, layers));
   const Comm<Num> comm =
       communication<Num>(input, out.derived, pace.layers, pace.first, pace.last, nullptr);
   out.comm = comm.dims;
   out.communication = comm.items;
   out.time =
-      time_items<Num>(input, out.derived, layers, comm.dims, worst.items, offloaded, nullptr);
+      time_items<Num>(input, out.derived, layers, comm.dims, worst.items, out.offloaded, nullptr);
   PlanInput one;
   if (scope.scaling && has_item(out.time, ItemId::throughput_tokens_per_s_per_gpu) &&
       one_node_plan(input, out.derived, one)) {

@@ -1,6 +1,7 @@
 // The step: compute, recompute, exposed communication, the pipeline bubble and the optimizer
 // (docs/formulas.md#step); throughput, MFU and HFU.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "stage_params.hpp"
@@ -146,12 +147,37 @@ double attention_s(const StageFlops& f, const Rates& r) {
   return f.flash > 0 ? (f.flash + f.recompute_flash) / r.attn : f.attention / r.core;
 }
 
+// stage_flops of each stage, computed once per layer count for the stages before the last
+// (they differ only in their layers; an even split has one count).
+class FlopsByLayers {
+ public:
+  explicit FlopsByLayers(const PlanInput& in) : m_in(in) {}
+  StageFlops of(int layers, bool last) {
+    if (last) return stage_flops(m_in, layers, true);
+    for (int i = 0; i < m_size; ++i)
+      if (m_layers[i] == layers) return m_flops[i];
+    const StageFlops f = stage_flops(m_in, layers, false);
+    if (m_size < static_cast<int>(m_layers.size())) {
+      m_layers[m_size] = layers;
+      m_flops[m_size++] = f;
+    }
+    return f;
+  }
+
+ private:
+  const PlanInput& m_in;
+  std::array<int, 4> m_layers{};
+  std::array<StageFlops, 4> m_flops{};
+  int m_size = 0;
+};
+
 Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, const Rates& r) {
   Pace p;
   const int pp = static_cast<int>(stage_layers.size());
   p.flops.reserve(pp);
+  FlopsByLayers by_layers(in);
   for (int s = 0; s < pp; ++s) {
-    p.flops.push_back(stage_flops(in, stage_layers[s], s == pp - 1));
+    p.flops.push_back(by_layers.of(stage_layers[s], s == pp - 1));
     const double t = micro_batch_s(p.flops.back(), r);
     if (t > p.slow_s) {
       p.slow_s = t;
@@ -305,8 +331,9 @@ int pace_stage(const PlanInput& in, const std::vector<int>& stage_layers) {
   const Rates r = rates_of(in);
   int slow = 0;
   double slow_s = -1;
+  FlopsByLayers by_layers(in);
   for (int s = 0; s < pp; ++s) {
-    const double t = micro_batch_s(stage_flops(in, stage_layers[s], s == pp - 1), r);
+    const double t = micro_batch_s(by_layers.of(stage_layers[s], s == pp - 1), r);
     if (t > slow_s) {
       slow_s = t;
       slow = s;

@@ -149,6 +149,30 @@ void same_numbers(const PlanResult& e, const PlanNumbers& n) {
   CHECK(e.derived.params == n.derived.params);
 }
 
+// The search's evaluation: only the stages that can hold the peak, then the time side alone.
+// Its verdict, worst stage and time must equal the full evaluation's.
+void same_peak(const PlanNumbers& full, const PlanInput& input) {
+  PlanNumbers part;
+  evaluate(input, part, PlanScope{false, false, false});
+  REQUIRE(part.stages.size() <= full.stages.size());
+  for (const StageNumbers& st : part.stages) {
+    REQUIRE(st.stage < static_cast<int>(full.stages.size()));
+    CHECK(st.peak_bytes == full.stages[static_cast<std::size_t>(st.stage)].peak_bytes);
+  }
+  CHECK(part.worst_stage == full.worst_stage);
+  CHECK(part.verdict.peak_bytes == full.verdict.peak_bytes);
+  CHECK(part.verdict.phase == full.verdict.phase);
+  CHECK(part.host_peak_bytes == full.host_peak_bytes);
+  evaluate_time(input, part, PlanScope{true, false, false});
+  REQUIRE(part.time.size() == full.time.size());
+  const NumItem* f = full.time.begin();
+  for (const NumItem& t : part.time) {
+    CHECK(t.item == f->item);
+    CHECK(t.value == f->value);
+    ++f;
+  }
+}
+
 }  // namespace
 
 TEST_CASE("numbers-only and explained evaluations agree exactly on random valid plans",
@@ -176,6 +200,9 @@ TEST_CASE("numbers-only and explained evaluations agree exactly on random valid 
     CHECK(check_invariants(explained).empty());
     evaluate(input, numbers);
     same_numbers(explained, numbers);
+    PlanNumbers no_scaling;
+    evaluate(input, no_scaling, PlanScope{true, false});
+    same_peak(no_scaling, input);
   }
   CHECK(accepted >= 1000);
 }
@@ -194,4 +221,36 @@ TEST_CASE("the numbers-only path skips the time side when asked", "[numbers]") {
   one.sets = {"parallel.pp=1", "parallel.dp=8", "parallel.tp=8", "cluster.nodes=8"};
   evaluate(config::load_default_plan(one).input, n, PlanScope{false, false});
   CHECK(n.stages.size() == 1);
+}
+
+TEST_CASE("the search's evaluation of the peak stages only equals the full one", "[numbers]") {
+  // Uneven stages, every schedule, multi-token prediction on the last stage, micro-batches
+  // fewer than the stages (every stage holds the same number in flight).
+  for (const std::string sched : {"1f1b", "gpipe", "interleaved", "zb-h1"})
+    for (const std::string accum : {"2", "32"})
+      for (const std::string layers : {"[3, 5, 4, 4, 4, 4, 5, 3]", "[4, 4, 4, 4, 4, 4, 4, 4]"}) {
+        config::LoadOptions o;
+        o.sets = {"model.preset=\"llama-3.1-8b\"",
+                  "parallel.tp=1",
+                  "parallel.pp=8",
+                  "parallel.dp=1",
+                  "cluster.nodes=1",
+                  "parallel.stage_layers=" + layers,
+                  "parallel.schedule=\"" + sched + "\"",
+                  "training.micro_batch=1",
+                  "training.global_batch=" + accum,
+                  "model.mtp_layers=1"};
+        if (sched == "interleaved") {
+          if (layers[1] == '3') continue;  // chunks must be equal
+          o.sets.push_back("parallel.virtual_stages=2");
+        }
+        INFO(sched << " accum " << accum << " stages " << layers);
+        const PlanInput input = config::load_default_plan(o).input;
+        PlanNumbers full;
+        evaluate(input, full, PlanScope{true, false});
+        same_peak(full, input);
+        PlanNumbers part;
+        evaluate(input, part, PlanScope{false, false, false});
+        CHECK(part.stages.size() < full.stages.size());
+      }
 }
