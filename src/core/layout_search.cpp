@@ -190,6 +190,7 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
     if (cp == 1 || (seq >= 8192 && seq % (2 * cp) == 0)) cps.push_back(cp);
   cps = or_all(space.cp, cps);
   const std::vector<int> zeros = or_all(space.zero, {0, 1, 2, 3});
+  const std::vector<int> one = {1};
   const std::vector<Recompute> recomputes =
       or_all(space.recompute, {Recompute::none, Recompute::selective, Recompute::full});
   for (int tp : tps) {
@@ -203,6 +204,11 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
       std::vector<Schedule> schedules = {Schedule::one_f_one_b};
       if (pp > 1) schedules = {Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1};
       schedules = or_all(space.schedule, schedules);
+      // Virtual stages of the interleaved schedule: 2-4 that split the stage's layers.
+      std::vector<int> interleavings;
+      for (int v = 2; v <= 4; ++v)
+        if ((m.layers / pp) % v == 0) interleavings.push_back(v);
+      interleavings = or_all(space.virtual_stages, interleavings);
       for (int cp : cps) {
         if ((world / tp / pp) % cp != 0) continue;
         const int dp = world / tp / pp / cp;
@@ -238,16 +244,8 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
               for (int sp : sps)
                 for (Recompute rc : recomputes)
                   for (int mb : mbs)
-                    for (Schedule sch : schedules) {
-                      std::vector<int> vss = {1};
-                      if (sch == Schedule::interleaved) {
-                        vss.clear();
-                        const int per = m.layers / pp;
-                        for (int v = 2; v <= 4; ++v)
-                          if (per % v == 0) vss.push_back(v);
-                        vss = or_all(space.virtual_stages, vss);
-                      }
-                      for (int vs : vss)
+                    for (Schedule sch : schedules)
+                      for (int vs : sch == Schedule::interleaved ? interleavings : one)
                         for (int place : placements) {
                           Layout l;
                           l.tp = tp;
@@ -267,7 +265,6 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
                           l.order = static_cast<std::int64_t>(out.size());
                           out.push_back(std::move(l));
                         }
-                    }
             }
           }
       }

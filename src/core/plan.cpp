@@ -283,13 +283,14 @@ void evaluate_time(const PlanInput& input, PlanNumbers& out, const PlanScope& sc
   out.communication = comm.items;
   out.time =
       time_items<Num>(input, out.derived, layers, comm.dims, worst.items, out.offloaded, nullptr);
-  PlanInput one;
-  if (scope.scaling && has_item(out.time, ItemId::throughput_tokens_per_s_per_gpu) &&
-      one_node_plan(input, out.derived, one)) {
-    PlanNumbers base;
-    evaluate(one, base, PlanScope{true, false});
-    add_scaling<Num>(value_of(base.time, ItemId::throughput_tokens_per_s_per_gpu), one.parallel.dp,
-                     out.time);
+  if (scope.scaling && has_item(out.time, ItemId::throughput_tokens_per_s_per_gpu)) {
+    PlanInput one;  // built only when asked: a plan's defaults allocate
+    if (one_node_plan(input, out.derived, one)) {
+      PlanNumbers base;
+      evaluate(one, base, PlanScope{true, false});
+      add_scaling<Num>(value_of(base.time, ItemId::throughput_tokens_per_s_per_gpu),
+                       one.parallel.dp, out.time);
+    }
   }
   out.reliability = reliability_items<Num>(input, out.derived, out.time);
 }

@@ -115,7 +115,10 @@ double dp_exposed(const PlanInput& in, const CommDim& dp, double forward_s, doub
 
 // The slowest stage sets the pipeline's pace.
 struct Pace {
-  std::vector<StageFlops> flops;  // per stage
+  StageFlops slow_flops;  // the slowest stage's
+  // Every stage's forward and backward (model FLOPs), and with the recompute (executed), summed
+  // in stage order.
+  double model_flops = 0, executed_flops = 0;
   int slow = 0;
   double slow_s = -1;    // one micro-batch on the slowest stage
   double forward_s = 0;  // its forward (the rest is the backward with its recompute)
@@ -174,17 +177,19 @@ class FlopsByLayers {
 Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, const Rates& r) {
   Pace p;
   const int pp = static_cast<int>(stage_layers.size());
-  p.flops.reserve(pp);
   FlopsByLayers by_layers(in);
   for (int s = 0; s < pp; ++s) {
-    p.flops.push_back(by_layers.of(stage_layers[s], s == pp - 1));
-    const double t = micro_batch_s(p.flops.back(), r);
+    const StageFlops f = by_layers.of(stage_layers[s], s == pp - 1);
+    p.model_flops += f.forward + f.backward;
+    p.executed_flops += f.forward + f.backward + f.recompute;
+    const double t = micro_batch_s(f, r);
     if (t > p.slow_s) {
       p.slow_s = t;
       p.slow = s;
+      p.slow_flops = f;
     }
   }
-  const StageFlops& f = p.flops[p.slow];
+  const StageFlops& f = p.slow_flops;
   const double flops = f.forward + f.backward + f.recompute;
   p.forward_s = flops > 0 ? p.slow_s * f.forward / flops : 0;
   return p;
@@ -199,7 +204,7 @@ Exposed exposed_traffic(const PlanInput& in, const Derived& d, const CommResults
                         const Pace& pc, const Rates& r) {
   const ParallelSpec& p = in.parallel;
   const double m = static_cast<double>(d.grad_accum);
-  const StageFlops& f = pc.flops[pc.slow];
+  const StageFlops& f = pc.slow_flops;
   Exposed e;
   // Decomposed TP collectives (Megatron/Transformer Engine TP comm overlap, PyTorch AsyncTP)
   // overlap all but one of their tp chunks.
@@ -298,11 +303,7 @@ void throughput_items(const PlanInput& in, const Derived& d, const Pace& pc, dou
                      Unit::tokens_per_s, tps / V::term("gpus", d.world_size, "GPUs"),
                      "tokens per second / GPUs"));
   // Model FLOPs: every stage's forward and backward (no recompute), all replicas.
-  double model_flops = 0, executed = 0;
-  for (const StageFlops& s : pc.flops) {
-    model_flops += s.forward + s.backward;
-    executed += s.forward + s.backward + s.recompute;
-  }
+  const double model_flops = pc.model_flops, executed = pc.executed_flops;
   const ParallelSpec& p = in.parallel;
   const double replicas = static_cast<double>(p.tp) * p.cp * p.dp * d.grad_accum;
   const V denom = V::term("step_s", step_s, "s per step") * V::term("gpus", d.world_size, "GPUs") *
@@ -365,7 +366,7 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   const int pp = static_cast<int>(stage_layers.size());
   const double m = static_cast<double>(d.grad_accum);
   const Pace pc = pace(in, stage_layers, rates);
-  const StageFlops& f = pc.flops[pc.slow];
+  const StageFlops& f = pc.slow_flops;
   const V efficiency = input<V>(in, "cluster.matmul_efficiency", "matmul_efficiency",
                                 in.cluster.matmul_efficiency, "efficiency");
   const V rate_e =
