@@ -91,7 +91,8 @@ struct SearchCliOptions {
   int jobs = 0;  // 0: every core
   std::string headroom = "10%";
   bool fewest = false;
-  std::string target;  // --target-step-time
+  std::string target;        // --target-step-time
+  std::string target_train;  // --target-time-to-train
   std::string format = "table";
   bool no_progress = false;
 };

@@ -234,8 +234,10 @@ Run search_once(const PlanInput& base, const SearchOptions& so) {
   return r;
 }
 
+// Some layout fits and, with a target, the fastest that fits reaches it (the Pareto front ends
+// with the fastest layout, whatever the objective ranks first).
 bool meets(const SearchResult& r, double target_s) {
-  return !r.top.empty() && (target_s <= 0 || r.top.front().step_s <= target_s);
+  return !r.top.empty() && (target_s <= 0 || r.pareto.back().step_s <= target_s);
 }
 
 void print_table(const Run& run, const SearchOptions& so, const std::string& objective,
@@ -259,7 +261,7 @@ void print_table(const Run& run, const SearchOptions& so, const std::string& obj
   }
   out << fmt::format(
       "\n{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>10} {:>3} {:>5} "
-      "{:<15} {:>9} {:>9} {:>10} {:>6}\n",
+      "{:<21} {:>9} {:>9} {:>10} {:>6}\n",
       "#", "tp", "pp", "dp", "cp", "ep", "zero", "sp", "recompute", "mb", "accum", "schedule",
       "peak GiB", "step", "tok/s/GPU", "MFU");
   int rank = 0;
@@ -270,7 +272,7 @@ void print_table(const Run& run, const SearchOptions& so, const std::string& obj
     if (l.placement == 1) sched += " pp<dp";
     out << fmt::format(
         "{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>10} {:>3} {:>5} "
-        "{:<15} {:>9.2f} {:>9} {:>10.0f} {:>5.1f}%\n",
+        "{:<21} {:>9.2f} {:>9} {:>10.0f} {:>5.1f}%\n",
         ++rank, l.tp, l.pp, l.dp, l.cp, l.ep,
         l.shard > 0 ? fmt::format("{}/{}", l.zero, l.shard) : std::to_string(l.zero),
         l.sequence_parallel ? "y" : "n", to_string(l.recompute), l.micro_batch, l.grad_accum, sched,
@@ -321,9 +323,13 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
   sub->add_option("--headroom", o.headroom, "share of the GPU memory kept free (default 10%)");
   sub->add_flag("--fewest", o.fewest,
                 "the inverse question: the fewest nodes (GPUs, below one node) on which some "
-                "layout fits (and meets --target-step-time), searched up to --nodes/--gpus or "
+                "layout fits (and meets --target-step-time or --target-time-to-train), searched up "
+                "to --nodes/--gpus or "
                 "4096 nodes");
   sub->add_option("--target-step-time", o.target, "with --fewest: a step time to reach, e.g. 2s");
+  sub->add_option("--target-time-to-train", o.target_train,
+                  "with --fewest: a time to train training.tokens to reach, e.g. 30d (the global "
+                  "batch is held, so it is a step time: time x tokens per step / tokens)");
   sub->add_option("--format", o.format,
                   "table (default), json, csv or svg (the Pareto front and the top layouts, peak "
                   "memory against step time)")
@@ -347,10 +353,27 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
   so.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   so.headroom = config::parse_share_option("--headroom", o.headroom);
   double target = 0;
-  if (!o.target.empty()) target = config::parse_duration_option("--target-step-time", o.target);
   if (o.gpus > 0 && o.nodes > 0) usage_error("--gpus", "give --gpus or --nodes, not both");
   if (base.training.global_batch <= 0)
     base.training.global_batch = base.training.micro_batch * base.parallel.dp;
+  if (!o.target.empty() && !o.target_train.empty())
+    usage_error("--target-step-time",
+                "give --target-step-time or --target-time-to-train, not both");
+  if ((!o.target.empty() || !o.target_train.empty()) && !o.fewest)
+    usage_error(o.target.empty() ? "--target-time-to-train" : "--target-step-time",
+                "a target applies to --fewest only");
+  if (!o.target.empty()) target = config::parse_duration_option("--target-step-time", o.target);
+  if (!o.target_train.empty()) {
+    const double train = config::parse_duration_option("--target-time-to-train", o.target_train);
+    if (!(base.training.tokens > 0))
+      usage_error("--target-time-to-train",
+                  "the plan has no training.tokens to train: set it, e.g. --set "
+                  "training.tokens=\"15T\"");
+    // Steps = tokens / (global batch x seq); time to train = steps x step time.
+    const double per_step = static_cast<double>(base.training.global_batch) *
+                            static_cast<double>(base.training.seq_len);
+    target = train * per_step / base.training.tokens;
+  }
   const int gpn = base.cluster.gpus_per_node;
   auto set_world = [&](PlanInput& in, int gpus) {
     if (gpus < gpn) {
@@ -399,7 +422,7 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
     if (hi < 0) {
       if (tty) err << "\r\033[K";
       out << fmt::format("no layout on up to {} GPUs fits{}\n", limit,
-                         target > 0 ? " and reaches the target step time" : "");
+                         target > 0 ? fmt::format(" and reaches a step of {}", ms(target)) : "");
       return k_exit_does_not_fit;
     }
     // Between lo and hi: whole nodes above one node.
@@ -418,10 +441,14 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
     run = std::move(found);
     if (tty) err << "\r\033[K";
     if (o.format == "table")
-      out << fmt::format("fewest: {} GPUs ({} node{} × {}) fit{}\n\n", run.world,
-                         run.input.cluster.nodes, run.input.cluster.nodes == 1 ? "" : "s",
-                         run.input.cluster.gpus_per_node,
-                         target > 0 ? fmt::format(" and reach a step of {}", ms(target)) : "");
+      out << fmt::format(
+          "fewest: {} GPUs ({} node{} × {}) fit{}\n\n", run.world, run.input.cluster.nodes,
+          run.input.cluster.nodes == 1 ? "" : "s", run.input.cluster.gpus_per_node,
+          target > 0
+              ? fmt::format(" and reach a step of {}{}", ms(target),
+                            o.target_train.empty() ? std::string()
+                                                   : " (time to train " + o.target_train + ")")
+              : "");
   } else {
     run = search_once(base, so);
     if (tty) err << "\r\033[K";

@@ -334,12 +334,13 @@ SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
     }
   // The top list skips a layout whose numbers equal a listed one's to the bit while only a knob
   // that changes nothing differs (selective recompute under flash attention, a sequence
-  // parallel flag that tp = 1 ignores): the first in the enumeration stands for them.
+  // parallel flag that tp = 1 ignores, a rank order that puts the same links under each
+  // dimension): the first in the enumeration stands for them.
   auto same = [](const Layout& a, const Layout& b) {
     return a.peak_bytes == b.peak_bytes && a.step_s == b.step_s && a.tp == b.tp && a.pp == b.pp &&
            a.dp == b.dp && a.cp == b.cp && a.ep == b.ep && a.zero == b.zero &&
            a.micro_batch == b.micro_batch && a.schedule == b.schedule &&
-           a.virtual_stages == b.virtual_stages && a.shard == b.shard && a.placement == b.placement;
+           a.virtual_stages == b.virtual_stages && a.shard == b.shard;
   };
   const std::size_t want = static_cast<std::size_t>(std::max(0, o.top));
   for (Layout& l : kept) {

@@ -211,3 +211,54 @@ TEST_CASE("search on the command line: table, JSON, CSV, constraints and the inv
     CHECK(fewer.code == 1);
   }
 }
+
+TEST_CASE("search --fewest with a time to train is the step time it implies", "[search]") {
+  // 100B tokens in batches of 256 × 8192 = 2,097,152 tokens: 47,683.72 steps; 7 days is
+  // 604,800 s, a step of 12.683575296 s.
+  const std::vector<std::string> base = {"search",
+                                         "--set",
+                                         "model.preset=\"llama-3.1-8b\"",
+                                         "--set",
+                                         "training.tokens=\"100B\"",
+                                         "--fewest",
+                                         "--top",
+                                         "1",
+                                         "--format",
+                                         "json",
+                                         "--nodes",
+                                         "64"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_cli(args);
+  };
+  const auto train = with({"--target-time-to-train", "7d"});
+  const auto step = with({"--target-step-time", "12.683575296s"});
+  REQUIRE(train.code == 0);
+  REQUIRE(step.code == 0);
+  const auto t = nlohmann::json::parse(train.out);
+  const auto s = nlohmann::json::parse(step.out);
+  CHECK(t["search"]["gpus"] == s["search"]["gpus"]);
+  const double best = t["top"][0]["step_s"].get<double>();
+  INFO(t.dump());
+  // The fastest fitting layout reaches the target; on one node fewer none does (or none fits).
+  const double target = 604800.0 * 256 * 8192 / 1e11;
+  double fastest = best;
+  for (const auto& p : t["pareto"]) fastest = std::min(fastest, p["step_s"].get<double>());
+  CHECK(fastest <= target);
+  const int gpus = t["search"]["gpus"].get<int>();
+  REQUIRE(gpus > 8);
+  const auto fewer = test::run_cli({"search", "--set", "model.preset=\"llama-3.1-8b\"", "--gpus",
+                                    std::to_string(gpus - 8), "--format", "json"});
+  if (fewer.code == 0) {
+    double fewer_fastest = 1e300;
+    const auto fj = nlohmann::json::parse(fewer.out);
+    for (const auto& p : fj["pareto"])
+      fewer_fastest = std::min(fewer_fastest, p["step_s"].get<double>());
+    CHECK(fewer_fastest > target);
+  }
+  // Without training.tokens there is nothing to time; a target needs --fewest; not both.
+  CHECK(test::run_cli({"search", "--fewest", "--target-time-to-train", "10d"}).code == 2);
+  CHECK(test::run_cli({"search", "--target-step-time", "2s"}).code == 2);
+  CHECK(with({"--target-step-time", "2s", "--target-time-to-train", "10d"}).code == 2);
+}
