@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "trainledger/plan.hpp"
 #include "trainledger/plan_input.hpp"
 
 namespace trainledger {
@@ -27,5 +28,19 @@ struct PipelineOp {
 // with micro-batches not a multiple of pp).
 std::vector<PipelineOp> pipeline_timeline(int pp, int micro_batches, Schedule schedule,
                                           int virtual_stages, double forward_s, double backward_s);
+
+// The schedule a plan's charts draw: its first max(2·pp, 8) micro-batches (a multiple of pp for
+// the interleaved schedule), each op as long as one micro-batch's forward, or backward with its
+// recompute, on the slowest stage (the FLOPs and bytes of each pass at the plan's rates, as the
+// step's compute item counts them; the exposed communication is not drawn).
+struct DrawnSchedule {
+  std::vector<PipelineOp> ops;  // empty when there is nothing to draw (no compute time)
+  int shown = 0;                // micro-batches drawn
+  int micro_batches = 0;        // in the step
+  int slow_stage = 0;
+  double forward_s = 0, backward_s = 0;
+  double end_s = 0;  // the last op's end
+};
+DrawnSchedule drawn_schedule(const PlanResult& plan);
 
 }  // namespace trainledger

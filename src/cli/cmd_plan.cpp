@@ -119,8 +119,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
                 "plain ASCII bars in the table (also when the terminal's locale is not UTF-8); "
                 "colour only on a terminal and without NO_COLOR");
   sub->add_option("--chart", o.chart,
-                  "with --format svg: memory (default), schedule, step, comm or checkpoint")
-      ->check(CLI::IsMember({"memory", "schedule", "step", "comm", "checkpoint"}));
+                  "with --format svg: memory (default), phases (the worst stage at each phase), "
+                  "schedule, step, comm or checkpoint")
+      ->check(CLI::IsMember({"memory", "phases", "schedule", "step", "comm", "checkpoint"}));
   sub->add_option("--emit", o.emit,
                   "print the settings that realise the plan in a training stack: a Megatron-LM "
                   "argument list, a DeepSpeed JSON or a torchtitan TOML (the importers read them "

@@ -324,6 +324,16 @@ void throughput_items(const PlanInput& in, const Derived& d, const Pace& pc, dou
 
 }  // namespace
 
+MicroBatchSplit micro_batch_split(const PlanInput& in, const std::vector<int>& stage_layers) {
+  MicroBatchSplit out;
+  if (in.model.count_only || peak_rate(in) <= 0 || stage_layers.empty()) return out;
+  const Pace pc = pace(in, stage_layers, rates_of(in));
+  out.stage = pc.slow;
+  out.forward_s = pc.forward_s;
+  out.backward_s = pc.slow_s - pc.forward_s;
+  return out;
+}
+
 int pace_stage(const PlanInput& in, const std::vector<int>& stage_layers) {
   const int pp = static_cast<int>(stage_layers.size());
   if (in.model.count_only || peak_rate(in) <= 0)

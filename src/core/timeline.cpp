@@ -8,6 +8,8 @@
 #include <map>
 #include <tuple>
 
+#include "timing.hpp"
+
 namespace trainledger {
 
 namespace {
@@ -150,6 +152,23 @@ std::vector<PipelineOp> pipeline_timeline(int pp, int m, Schedule schedule, int 
     return std::tie(x.stage, x.start_s) < std::tie(y.stage, y.start_s);
   });
   return out;
+}
+
+DrawnSchedule drawn_schedule(const PlanResult& plan) {
+  DrawnSchedule d;
+  const ParallelSpec& p = plan.input.parallel;
+  d.micro_batches = static_cast<int>(plan.derived.grad_accum);
+  const MicroBatchSplit split = micro_batch_split(plan.input, stage_layer_counts(plan.input));
+  d.slow_stage = split.stage;
+  d.forward_s = split.forward_s;
+  d.backward_s = split.backward_s;
+  if (!(d.forward_s + d.backward_s > 0) || d.micro_batches < 1) return d;
+  int m = std::min(d.micro_batches, std::max(2 * p.pp, 8));
+  if (p.schedule == Schedule::interleaved) m -= m % std::max(1, p.pp);
+  d.shown = std::max(1, m);
+  d.ops = pipeline_timeline(p.pp, d.shown, p.schedule, p.virtual_stages, d.forward_s, d.backward_s);
+  for (const PipelineOp& o : d.ops) d.end_s = std::max(d.end_s, o.end_s);
+  return d;
 }
 
 }  // namespace trainledger

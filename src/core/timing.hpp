@@ -39,6 +39,15 @@ struct StageFlops {
 };
 StageFlops stage_flops(const PlanInput& in, int layers, bool last);
 
+// One micro-batch on the stage that sets the pipeline's pace: its forward, and its backward with
+// the recompute (zero without compute rates).
+struct MicroBatchSplit {
+  int stage = 0;
+  double forward_s = 0;
+  double backward_s = 0;
+};
+MicroBatchSplit micro_batch_split(const PlanInput& in, const std::vector<int>& stage_layers);
+
 // The stage that sets the pipeline's pace: the most compute per micro-batch (the most layers
 // when the step time is not computed).
 int pace_stage(const PlanInput& in, const std::vector<int>& stage_layers);

@@ -77,6 +77,20 @@ double term_of(const LineItem* i, const char* key) {
   return 0;
 }
 
+// Horizontal grid lines and labels in GiB (or GB) from 0 to `top` bytes.
+template <typename Y>
+std::string memory_ticks(MemUnits u, double top, int left, int right, const Y& y) {
+  std::string s;
+  const double unit = u == MemUnits::gb ? 1e9 : k_gib;
+  const double step = std::pow(10.0, std::floor(std::log10(top / unit / 2)));
+  for (double t = 0; t * unit <= top; t += step * (top / unit / step > 8 ? 2 : 1))
+    s += fmt::format(
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{}\" "
+        "text-anchor=\"end\">{:g}</text>\n",
+        left, right, num(y(t * unit)), num(y(t * unit)), left - 4, num(y(t * unit) + 4), t);
+  return s;
+}
+
 }  // namespace
 
 std::string chart_memory(const PlanResult& plan, MemUnits u) {
@@ -95,15 +109,7 @@ std::string chart_memory(const PlanResult& plan, MemUnits u) {
   std::string s = svg_open(
       "chart-memory", w, h,
       fmt::format("Memory per GPU by stage, at each stage's peak ({})", memory_unit_name(u)));
-  // Axis ticks in GiB (or GB).
-  const double unit = u == MemUnits::gb ? 1e9 : k_gib;
-  const double step = std::pow(10.0, std::floor(std::log10(top / unit / 2)));
-  for (double t = 0; t * unit <= top; t += step * (top / unit / step > 8 ? 2 : 1))
-    s += fmt::format(
-        "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{}\" "
-        "text-anchor=\"end\">{:g}</text>\n",
-        left, left + n * (bar + gap), num(y(t * unit)), num(y(t * unit)), left - 4,
-        num(y(t * unit) + 4), t);
+  s += memory_ticks(u, top, left, left + n * (bar + gap), y);
   for (int st = 0; st < n; ++st) {
     const StageMemory& sm = plan.stages[static_cast<std::size_t>(st)];
     const int x = left + st * (bar + gap);
@@ -175,6 +181,64 @@ std::string chart_memory(const PlanResult& plan, MemUnits u) {
   return s + "</svg>\n";
 }
 
+std::string chart_phases(const PlanResult& plan, MemUnits u) {
+  // The worst stage's ledger at every phase, stacked by role like the memory chart: what is
+  // held when (the state at init, the activations in forward and backward, the optimizer's
+  // temporaries in its step, the checkpoint's staging).
+  const int stage = plan.worst_stage;
+  const StageMemory& worst = plan.stages[static_cast<std::size_t>(stage)];
+  const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
+  const double limit = capacity * (1 - plan.verdict.required_headroom);
+  double top = capacity;
+  for (const PhaseTotal& p : worst.phases) top = std::max(top, p.bytes);
+  top *= 1.08;
+  const int n = static_cast<int>(worst.phases.size());
+  const int bar = 70, gap = 30, left = 60, plot_h = 240, top_y = 40;
+  const int right = left + n * (bar + gap);
+  const int w = right + 20, h = top_y + plot_h + 40;
+  auto y = [&](double bytes) { return top_y + plot_h - plot_h * bytes / top; };
+  std::string s = svg_open("chart-phases", w, h,
+                           fmt::format("Stage {} (the worst) at each phase of the step ({})", stage,
+                                       memory_unit_name(u)));
+  s += memory_ticks(u, top, left, right, y);
+  for (int k = 0; k < n; ++k) {
+    const PhaseTotal& pt = worst.phases[static_cast<std::size_t>(k)];
+    const std::vector<LineItem> items = phase_ledger(plan.input, stage, pt.phase);
+    const int x = left + k * (bar + gap);
+    double base = 0;
+    for (int c = 0; c < 6; ++c)
+      for (const LineItem& i : items) {
+        if (category_of(i) != c || !(i.value > 0)) continue;
+        s += fmt::format(
+            "<rect class=\"phase-mem\" data-phase=\"{}\" data-item=\"{}\" data-bytes=\"{:.0f}\" "
+            "x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
+            "stroke-width=\"0.5\">{}</rect>\n",
+            to_string(pt.phase), xml_escape(i.id), i.value, x, num(y(base + i.value)), bar,
+            num(plot_h * i.value / top), k_categories[c].colour, tooltip(i, u));
+        base += i.value;
+      }
+    const bool peak = pt.phase == worst.peak_phase;
+    s += fmt::format(
+        "<text class=\"phase-total\" data-phase=\"{}\" data-bytes=\"{:.0f}\" x=\"{}\" y=\"{}\" "
+        "text-anchor=\"middle\" font-size=\"10\"{}>{}</text>\n<text x=\"{}\" y=\"{}\" "
+        "text-anchor=\"middle\"{}>{}{}</text>\n",
+        to_string(pt.phase), pt.bytes, x + bar / 2, num(y(pt.bytes) - 4),
+        peak ? " font-weight=\"bold\"" : "", xml_escape(memory_with_unit(pt.bytes, u)), x + bar / 2,
+        top_y + plot_h + 14, peak ? " font-weight=\"bold\"" : "", to_string(pt.phase),
+        peak ? " ▲ peak" : "");
+  }
+  s += fmt::format(
+      "<line class=\"capacity\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
+      "stroke=\"{}\" stroke-width=\"1.5\"><title>capacity: {}</title></line>\n"
+      "<line class=\"limit\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
+      "stroke=\"{}\" stroke-dasharray=\"5 3\"><title>limit with {:.0f} % headroom: "
+      "{}</title></line>\n",
+      capacity, left, right, num(y(capacity)), num(y(capacity)), k_vermillion,
+      memory_with_unit(capacity, u), limit, left, right, num(y(limit)), num(y(limit)), k_vermillion,
+      100 * plan.verdict.required_headroom, memory_with_unit(limit, u));
+  return s + "</svg>\n";
+}
+
 std::string chart_step(const PlanResult& plan) {
   std::vector<const LineItem*> parts;
   for (const LineItem& i : plan.time)
@@ -213,21 +277,9 @@ std::string chart_step(const PlanResult& plan) {
 
 std::string chart_schedule(const PlanResult& plan) {
   const ParallelSpec& p = plan.input.parallel;
-  const LineItem* bubble = find_item(plan.time, ItemId::time_bubble);
-  const LineItem* compute = find_item(plan.time, ItemId::time_compute);
-  const LineItem* recompute = find_item(plan.time, ItemId::time_recompute);
-  const int m_all = static_cast<int>(plan.derived.grad_accum);
-  // One micro-batch on the slowest stage (compute and recompute), split 1:2 into forward and
-  // backward (the backward's two GEMMs per forward GEMM).
-  double mb_s = term_of(bubble, "micro_batch_s");
-  if (!(mb_s > 0) && m_all > 0)
-    mb_s = ((compute ? compute->value : 0) + (recompute ? recompute->value : 0)) / m_all;
-  const int m = std::min(m_all, std::max(2 * p.pp, 8));
-  const int shown = p.schedule == Schedule::interleaved ? m - m % std::max(1, p.pp) : m;
-  const auto ops = pipeline_timeline(p.pp, std::max(1, shown), p.schedule, p.virtual_stages,
-                                     mb_s / 3, 2 * mb_s / 3);
-  double end = 0;
-  for (const PipelineOp& o : ops) end = std::max(end, o.end_s);
+  const DrawnSchedule d = drawn_schedule(plan);
+  const std::vector<PipelineOp>& ops = d.ops;
+  const double end = d.end_s;
   const int row = std::clamp(240 / std::max(1, p.pp), 6, 22);
   const int left = 60, plot_w = 660;
   const int w = left + plot_w + 20, h = 50 + row * p.pp + 50;
@@ -235,7 +287,7 @@ std::string chart_schedule(const PlanResult& plan) {
       "chart-schedule", w, h,
       fmt::format("Pipeline schedule ({}{}), {} of {} micro-batches", to_string(p.schedule),
                   p.schedule == Schedule::interleaved ? fmt::format(" × {}", p.virtual_stages) : "",
-                  shown, m_all));
+                  d.shown, d.micro_batches));
   if (ops.empty() || !(end > 0))
     return s + "<text x=\"8\" y=\"40\">no schedule to draw</text></svg>\n";
   auto x = [&](double t) { return left + plot_w * t / end; };
@@ -398,22 +450,16 @@ std::string mermaid_charts(const PlanResult& plan, MemUnits u) {
         step, fmt::join(names, ", "), fmt::join(secs, ", "));
   // The schedule as a gantt of whole milliseconds (microseconds for short steps).
   const ParallelSpec& p = plan.input.parallel;
-  const LineItem* bubble = find_item(plan.time, ItemId::time_bubble);
-  const int m_all = static_cast<int>(plan.derived.grad_accum);
-  const double mb_s = term_of(bubble, "micro_batch_s");
-  if (p.pp > 1 && mb_s > 0) {
-    int m = std::min(m_all, std::max(2 * p.pp, 8));
-    if (p.schedule == Schedule::interleaved) m -= m % p.pp;
-    const auto ops = pipeline_timeline(p.pp, std::max(1, m), p.schedule, p.virtual_stages, mb_s / 3,
-                                       2 * mb_s / 3);
-    double end = 0;
-    for (const PipelineOp& o : ops) end = std::max(end, o.end_s);
+  const DrawnSchedule d = drawn_schedule(plan);
+  if (p.pp > 1 && !d.ops.empty()) {
+    const std::vector<PipelineOp>& ops = d.ops;
+    const double end = d.end_s;
     const bool micro = end < 1.0;
     const double scale = micro ? 1e6 : 1e3;
     s += fmt::format(
         "\n```mermaid\ngantt\n  title Pipeline schedule ({}), {} of {} micro-batches (axis: "
         "{})\n  dateFormat x\n  axisFormat %S.%L\n",
-        to_string(p.schedule), m, m_all, micro ? "ms.µs" : "s.ms");
+        to_string(p.schedule), d.shown, d.micro_batches, micro ? "ms.µs" : "s.ms");
     int current = -1;
     for (const PipelineOp& o : ops) {
       if (o.stage != current) {
@@ -434,6 +480,7 @@ std::string render_svg(const PlanResult& plan, const Options& options) {
 
 std::string chart(const std::string& name, const PlanResult& plan, MemUnits u) {
   if (name == "memory") return chart_memory(plan, u);
+  if (name == "phases") return chart_phases(plan, u);
   if (name == "schedule") return chart_schedule(plan);
   if (name == "step") return chart_step(plan);
   if (name == "comm") return chart_comm(plan, u);

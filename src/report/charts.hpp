@@ -9,6 +9,8 @@
 namespace trainledger::report {
 
 std::string chart_memory(const PlanResult& plan, MemUnits u);
+// The worst stage's ledger at every phase, stacked by role (small multiples).
+std::string chart_phases(const PlanResult& plan, MemUnits u);
 std::string chart_schedule(const PlanResult& plan);
 std::string chart_step(const PlanResult& plan);
 std::string chart_comm(const PlanResult& plan, MemUnits u);
@@ -17,7 +19,7 @@ std::string chart_checkpoint(const PlanResult& plan);
 // each stage against the capacity (xychart), the step's parts (xychart) and the pipeline
 // schedule (gantt).
 std::string mermaid_charts(const PlanResult& plan, MemUnits u);
-// By name: memory, schedule, step, comm, checkpoint; empty for another name.
+// By name: memory, phases, schedule, step, comm, checkpoint; empty for another name.
 std::string chart(const std::string& name, const PlanResult& plan, MemUnits u);
 
 }  // namespace trainledger::report

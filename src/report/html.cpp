@@ -36,7 +36,7 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
       plan.verdict.fits ? "fits" : "DOES NOT FIT", plan.worst_stage, to_string(worst.peak_phase),
       xml_escape(memory_with_unit(plan.verdict.peak_bytes, o.units)),
       xml_escape(memory_with_unit(static_cast<double>(in.cluster.gpu.memory_bytes), o.units)));
-  s += "<h2>Memory</h2>\n" + chart_memory(plan, o.units);
+  s += "<h2>Memory</h2>\n" + chart_memory(plan, o.units) + chart_phases(plan, o.units);
   s += "<h2>The step</h2>\n" + chart_step(plan);
   s += "<h2>Pipeline schedule</h2>\n" + chart_schedule(plan);
   s += "<h2>Communication</h2>\n" + chart_comm(plan, o.units);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -115,8 +116,8 @@ gpu_failure_rate = "3e-6 /h"
   CHECK(html.find("src=") == std::string::npos);
   CHECK(html.find("href=") == std::string::npos);
   CHECK(html.find("url(") == std::string::npos);
-  for (const char* id :
-       {"chart-memory", "chart-step", "chart-schedule", "chart-comm", "chart-checkpoint"})
+  for (const char* id : {"chart-memory", "chart-phases", "chart-step", "chart-schedule",
+                         "chart-comm", "chart-checkpoint"})
     CHECK(html.find(std::string("id=\"") + id + "\"") != std::string::npos);
   // Memory: every item of every stage, with its exact bytes, and the stage's bars sum to its
   // peak.
@@ -136,6 +137,31 @@ gpu_failure_rate = "3e-6 /h"
   }
   for (const StageMemory& s : plan.stages)
     CHECK(sum[s.stage] == Approx(s.peak_bytes).margin(0.5 * s.items.size()));
+  // The worst stage at each phase: every item of each phase's ledger, and each phase's bars sum
+  // to its total.
+  const StageMemory& worst = plan.stages[static_cast<std::size_t>(plan.worst_stage)];
+  const auto phase_marks = marks(html, "phase-mem");
+  std::map<std::string, double> by_phase;
+  std::size_t phase_items = 0;
+  for (const PhaseTotal& pt : worst.phases) {
+    for (const LineItem& i : phase_ledger(plan.input, plan.worst_stage, pt.phase))
+      phase_items += i.value > 0 ? 1 : 0;
+  }
+  CHECK(phase_marks.size() == phase_items);
+  for (const auto& m : phase_marks) by_phase[m.at("data-phase")] += std::stod(m.at("data-bytes"));
+  const auto totals = marks(html, "phase-total");
+  REQUIRE(totals.size() == worst.phases.size());
+  for (std::size_t k = 0; k < worst.phases.size(); ++k) {
+    const PhaseTotal& pt = worst.phases[k];
+    INFO(to_string(pt.phase));
+    CHECK(totals[k].at("data-phase") == to_string(pt.phase));
+    CHECK(std::stod(totals[k].at("data-bytes")) == Approx(pt.bytes).margin(0.5));
+    CHECK(by_phase[std::string(to_string(pt.phase))] == Approx(pt.bytes).margin(16));
+  }
+  // The activations are drawn in forward and backward only.
+  for (const auto& m : phase_marks)
+    if (m.at("data-item") == "activations")
+      CHECK((m.at("data-phase") == "forward" || m.at("data-phase") == "backward"));
   // The waterfall: each part's seconds as the time items hold them, to the last digit.
   const auto steps = marks(html, "step");
   REQUIRE(steps.size() >= 3);
@@ -172,7 +198,7 @@ TEST_CASE("plan --format html and --format svg on the command line", "[charts][c
   const auto html = test::run_cli({"plan", "--format", "html"});
   REQUIRE(html.code == 0);
   CHECK(html.out.find("<svg id=\"chart-memory\"") != std::string::npos);
-  for (const char* c : {"memory", "schedule", "step", "comm", "checkpoint"}) {
+  for (const char* c : {"memory", "phases", "schedule", "step", "comm", "checkpoint"}) {
     const auto svg = test::run_cli({"plan", "--format", "svg", "--chart", c});
     REQUIRE(svg.code == 0);
     CHECK(svg.out.find(std::string("id=\"chart-") + c + "\"") != std::string::npos);
@@ -187,18 +213,58 @@ TEST_CASE("the HTML and SVG reports in headless Chromium", "[charts][chromium]")
   }
   const auto dir = std::filesystem::temp_directory_path() / "trainledger-charts";
   std::filesystem::create_directories(dir);
-  // Chromium's DOM of a file, as a browser builds it (no network: file URLs only).
-  auto dom = [&](const std::string& name, const std::string& text) {
+  // A file as a browser shows it (no network: file URLs only): Chromium's DOM, the console
+  // messages it logged, and a PNG of the first 1100 × 900 pixels.
+  struct Page {
+    std::string dom;
+    std::vector<std::string> console;
+    std::string png;
+  };
+  auto browse = [&](const std::string& name, const std::string& text) {
     const auto file = dir / name;
     std::ofstream(file) << text;
-    const auto out = dir / (name + ".dom");
+    const auto out = dir / (name + ".dom"), log = dir / (name + ".log"),
+               png = dir / (name + ".png");
+    std::filesystem::remove(png);
     const std::string cmd =
-        "timeout 120 chromium --headless --no-sandbox --disable-gpu "
-        "--no-first-run --disable-extensions --dump-dom 'file://" +
-        file.string() + "' > '" + out.string() + "' 2> /dev/null";
+        "timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run "
+        "--disable-extensions --hide-scrollbars --enable-logging=stderr --v=0 "
+        "--window-size=1100,900 --screenshot='" +
+        png.string() + "' --dump-dom 'file://" + file.string() + "' > '" + out.string() + "' 2> '" +
+        log.string() + "'";
     REQUIRE(std::system(cmd.c_str()) == 0);
-    return test::read_file(out.string());
+    Page p;
+    p.dom = test::read_file(out.string());
+    std::istringstream lines(test::read_file(log.string()));
+    for (std::string line; std::getline(lines, line);)
+      if (line.find(":CONSOLE") != std::string::npos) p.console.push_back(line);
+    if (std::filesystem::exists(png)) p.png = test::read_file(png.string());
+    return p;
   };
+  auto dom = [&](const std::string& name, const std::string& text) {
+    const Page p = browse(name, text);
+    CHECK(p.console.empty());  // no error, no warning, nothing logged
+    return p.dom;
+  };
+  // The console check sees what a page logs (it would catch a report that errs).
+  const Page noisy =
+      browse("noisy.html", "<!DOCTYPE html><p>x</p><script>console.error('boom')</script>");
+  REQUIRE(noisy.console.size() == 1);
+  CHECK(noisy.console[0].find("boom") != std::string::npos);
+  // A PNG of the page as drawn: the signature, the window's size, and more than a blank page.
+  auto png_size = [](const std::string& png) {
+    REQUIRE(png.size() > 24);
+    CHECK(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+    auto be32 = [&](std::size_t at) {
+      return (static_cast<unsigned>(static_cast<unsigned char>(png[at])) << 24) |
+             (static_cast<unsigned>(static_cast<unsigned char>(png[at + 1])) << 16) |
+             (static_cast<unsigned>(static_cast<unsigned char>(png[at + 2])) << 8) |
+             static_cast<unsigned>(static_cast<unsigned char>(png[at + 3]));
+    };
+    return std::pair<unsigned, unsigned>{be32(16), be32(20)};  // IHDR width, height
+  };
+  const std::size_t blank_png = noisy.png.size();
+  CHECK(png_size(noisy.png) == std::pair<unsigned, unsigned>{1100, 900});
   for (const std::vector<std::string>& sets :
        {std::vector<std::string>{}, std::vector<std::string>{"training.recompute=\"full\""},
         std::vector<std::string>{"parallel.schedule=\"interleaved\"",
@@ -207,9 +273,13 @@ TEST_CASE("the HTML and SVG reports in headless Chromium", "[charts][chromium]")
     for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
     const auto html = test::run_cli(args);
     REQUIRE(html.code == 0);
-    const std::string d = dom("report.html", html.out);
-    for (const char* id :
-         {"chart-memory", "chart-step", "chart-schedule", "chart-comm", "chart-checkpoint"})
+    const Page page = browse("report.html", html.out);
+    CHECK(page.console.empty());
+    CHECK(png_size(page.png) == std::pair<unsigned, unsigned>{1100, 900});
+    CHECK(page.png.size() > 4 * blank_png);  // charts and text drawn, not a blank page
+    const std::string& d = page.dom;
+    for (const char* id : {"chart-memory", "chart-phases", "chart-step", "chart-schedule",
+                           "chart-comm", "chart-checkpoint"})
       CHECK(d.find(std::string("id=\"") + id + "\"") != std::string::npos);
     // The browser's DOM holds the same marks with the same numbers as the file.
     CHECK(marks(d, "mem").size() == marks(html.out, "mem").size());
@@ -228,7 +298,7 @@ TEST_CASE("the HTML and SVG reports in headless Chromium", "[charts][chromium]")
           CHECK(std::stod(m.at("data-seconds")) == item["value"].get<double>());
   }
   // A standalone SVG parses as XML (an error page otherwise).
-  for (const char* c : {"memory", "schedule", "step", "comm", "checkpoint"}) {
+  for (const char* c : {"memory", "phases", "schedule", "step", "comm", "checkpoint"}) {
     const auto svg = test::run_cli({"plan", "--format", "svg", "--chart", c});
     const std::string d = dom(std::string(c) + ".svg", svg.out);
     CHECK(d.find("error on line") == std::string::npos);
