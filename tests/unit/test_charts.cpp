@@ -243,7 +243,8 @@ TEST_CASE("the HTML and SVG reports in headless Chromium", "[charts][chromium]")
   };
   auto dom = [&](const std::string& name, const std::string& text) {
     const Page p = browse(name, text);
-    CHECK(p.console.empty());  // no error, no warning, nothing logged
+    CHECK(p.console.empty());    // no error, no warning, nothing logged
+    CHECK(p.png.size() > 1000);  // drawn
     return p.dom;
   };
   // The console check sees what a page logs (it would catch a report that errs).
