@@ -119,7 +119,7 @@ BENCHMARK(BM_render_json);
 // Layout search: Llama-3.1-405B (seq 8192, global batch 2048) on 16,384 H100s, every layout
 // with uneven stages; candidates per second (per core: divide by the jobs) and the time of the
 // whole search.
-PlanInput search_405b(int with_cp) {
+PlanInput search_405b() {
   config::LoadOptions o;
   o.sets = {"model.preset=\"llama-3.1-405b\"",
             "cluster.gpu=\"h100-sxm5-80gb\"",
@@ -133,15 +133,11 @@ PlanInput search_405b(int with_cp) {
             "8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]"};
   PlanInput in = config::load_default_plan(o).input;
   in.cluster.nodes = 2048;  // 16,384 GPUs; the search replaces the layout
-  (void)with_cp;
   return in;
 }
 
-void BM_search_405b_16k(benchmark::State& state) {
-  const PlanInput base = search_405b(0);
-  SearchOptions o;
-  o.jobs = static_cast<int>(state.range(0));
-  if (state.range(1) == 0) o.space.cp = {1};
+// The whole search, timed; counters: the layouts enumerated and their rate (all jobs).
+void time_search(benchmark::State& state, const PlanInput& base, const SearchOptions& o) {
   std::int64_t n = 0;
   for (auto _ : state) {
     const SearchResult r = search_layouts(base, o);
@@ -151,6 +147,13 @@ void BM_search_405b_16k(benchmark::State& state) {
   state.counters["layouts"] = benchmark::Counter(static_cast<double>(n) / state.iterations());
   state.counters["layouts_per_s"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
+}
+
+void BM_search_405b_16k(benchmark::State& state) {
+  SearchOptions o;
+  o.jobs = static_cast<int>(state.range(0));
+  if (state.range(1) == 0) o.space.cp = {1};
+  time_search(state, search_405b(), o);
 }
 BENCHMARK(BM_search_405b_16k)
     ->Args({1, 0})
@@ -175,15 +178,7 @@ void BM_search_gpt3_4096(benchmark::State& state) {
   base.cluster.nodes = 512;
   SearchOptions so;
   so.jobs = static_cast<int>(state.range(0));
-  std::int64_t n = 0;
-  for (auto _ : state) {
-    const SearchResult r = search_layouts(base, so);
-    n += r.enumerated;
-    benchmark::DoNotOptimize(r.top);
-  }
-  state.counters["layouts"] = benchmark::Counter(static_cast<double>(n) / state.iterations());
-  state.counters["layouts_per_s"] =
-      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
+  time_search(state, base, so);
 }
 BENCHMARK(BM_search_gpt3_4096)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -308,11 +308,15 @@ double tensor_bytes(const PlanInput& in, const SavedTensor& t) {
   return elements * t.bytes / divisor * (t.routed ? moe_load(in) : 1.0);
 }
 
-double layer_bytes(const PlanInput& in, Recompute mode) {
+double layer_bytes(const PlanInput& in, const Tensors& layer, Recompute mode) {
   double sum = 0;
-  for (const SavedTensor& t : layer_tensors(in))
+  for (const SavedTensor& t : layer)
     if (kept(t, mode)) sum += tensor_bytes(in, t);
   return sum;
+}
+
+double layer_bytes(const PlanInput& in, Recompute mode) {
+  return layer_bytes(in, layer_tensors(in), mode);
 }
 
 template <typename V>

@@ -68,6 +68,7 @@ double tensor_bytes(const PlanInput& in, const SavedTensor& t);
 
 // Bytes one layer keeps for one micro-batch under `mode`.
 double layer_bytes(const PlanInput& in, Recompute mode);
+double layer_bytes(const PlanInput& in, const Tensors& layer, Recompute mode);
 // The same as a formula whose terms are the kept tensors (V = Expr or Num).
 template <typename V>
 V layer_bytes_expr(const PlanInput& in, Recompute mode);

@@ -242,10 +242,14 @@ StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
                        : static_cast<int>(in.training.recompute_layers * layers + 0.5);
   // The recomputed forward repeats the element-wise ops whose outputs were not kept: the
   // forward's traffic in the share of the layer's saved bytes that recomputation drops.
-  const double none_bytes = layer_bytes(in, Recompute::none);
-  if (ckpt > 0 && none_bytes > 0)
-    s.recompute_elementwise_bytes =
-        ckpt * traffic.forward * (none_bytes - layer_bytes(in, in.training.recompute)) / none_bytes;
+  if (ckpt > 0) {
+    const Tensors layer = layer_tensors(in);
+    const double none_bytes = layer_bytes(in, layer, Recompute::none);
+    if (none_bytes > 0)
+      s.recompute_elementwise_bytes = ckpt * traffic.forward *
+                                      (none_bytes - layer_bytes(in, layer, in.training.recompute)) /
+                                      none_bytes;
+  }
   switch (in.training.recompute) {
     case Recompute::none:
       break;

@@ -91,12 +91,47 @@ std::string memory_ticks(MemUnits u, double top, int left, int right, const Y& y
   return s;
 }
 
+// The capacity and the limit with the required headroom, as horizontal lines.
+template <typename Y>
+std::string capacity_lines(const PlanResult& plan, MemUnits u, int left, int right, const Y& y) {
+  const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
+  const double limit = capacity * (1 - plan.verdict.required_headroom);
+  return fmt::format(
+      "<line class=\"capacity\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
+      "stroke=\"{}\" stroke-width=\"1.5\"><title>capacity: {}</title></line>\n"
+      "<line class=\"limit\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
+      "stroke=\"{}\" stroke-dasharray=\"5 3\"><title>limit with {:.0f} % headroom: "
+      "{}</title></line>\n",
+      capacity, left, right, num(y(capacity)), num(y(capacity)), k_vermillion,
+      memory_with_unit(capacity, u), limit, left, right, num(y(limit)), num(y(limit)), k_vermillion,
+      100 * plan.verdict.required_headroom, memory_with_unit(limit, u));
+}
+
+// One bar of a ledger stacked by role (k_categories' order), a rect per item with its id and
+// bytes; `attrs` gives the rects' class and where they belong (data-stage, data-phase).
+template <typename Y>
+std::string stacked_bar(const std::vector<LineItem>& items, const std::string& attrs, int x,
+                        int bar, int plot_h, double top, MemUnits u, const Y& y) {
+  std::string s;
+  double base = 0;
+  for (int c = 0; c < 6; ++c)
+    for (const LineItem& i : items) {
+      if (category_of(i) != c || !(i.value > 0)) continue;
+      s += fmt::format(
+          "<rect {} data-item=\"{}\" data-bytes=\"{:.0f}\" x=\"{}\" y=\"{}\" width=\"{}\" "
+          "height=\"{}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.5\">{}</rect>\n",
+          attrs, xml_escape(i.id), i.value, x, num(y(base + i.value)), bar,
+          num(plot_h * i.value / top), k_categories[c].colour, tooltip(i, u));
+      base += i.value;
+    }
+  return s;
+}
+
 }  // namespace
 
 std::string chart_memory(const PlanResult& plan, MemUnits u) {
   const int n = static_cast<int>(plan.stages.size());
   const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
-  const double limit = capacity * (1 - plan.verdict.required_headroom);
   double top = capacity;
   for (const StageMemory& s : plan.stages) top = std::max(top, s.peak_bytes);
   top *= 1.08;
@@ -113,19 +148,8 @@ std::string chart_memory(const PlanResult& plan, MemUnits u) {
   for (int st = 0; st < n; ++st) {
     const StageMemory& sm = plan.stages[static_cast<std::size_t>(st)];
     const int x = left + st * (bar + gap);
-    double base = 0;
-    for (int c = 0; c < 6; ++c) {
-      for (const LineItem& i : sm.items) {
-        if (category_of(i) != c || !(i.value > 0)) continue;
-        s += fmt::format(
-            "<rect class=\"mem\" data-stage=\"{}\" data-item=\"{}\" data-bytes=\"{:.0f}\" "
-            "x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
-            "stroke-width=\"0.5\">{}</rect>\n",
-            st, xml_escape(i.id), i.value, x, num(y(base + i.value)), bar,
-            num(plot_h * i.value / top), k_categories[c].colour, tooltip(i, u));
-        base += i.value;
-      }
-    }
+    s += stacked_bar(sm.items, fmt::format("class=\"mem\" data-stage=\"{}\"", st), x, bar, plot_h,
+                     top, u, y);
     s += fmt::format(
         "<text class=\"peak\" data-stage=\"{}\" data-bytes=\"{:.0f}\" x=\"{}\" y=\"{}\" "
         "text-anchor=\"middle\" font-size=\"9\">{}{}</text>\n",
@@ -136,15 +160,7 @@ std::string chart_memory(const PlanResult& plan, MemUnits u) {
                        top_y + plot_h + 14, st);
   }
   const int right = left + n * (bar + gap);
-  s += fmt::format(
-      "<line class=\"capacity\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
-      "stroke=\"{}\" stroke-width=\"1.5\"><title>capacity: {}</title></line>\n"
-      "<line class=\"limit\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
-      "stroke=\"{}\" stroke-dasharray=\"5 3\"><title>limit with {:.0f} % headroom: "
-      "{}</title></line>\n",
-      capacity, left, right, num(y(capacity)), num(y(capacity)), k_vermillion,
-      memory_with_unit(capacity, u), limit, left, right, num(y(limit)), num(y(limit)), k_vermillion,
-      100 * plan.verdict.required_headroom, memory_with_unit(limit, u));
+  s += capacity_lines(plan, u, left, right, y);
   s += fmt::format("<text x=\"{}\" y=\"{}\">stage (▲ worst, label: peak phase)</text>\n", left,
                    top_y + plot_h + 30);
   int ly = top_y + 10;
@@ -188,7 +204,6 @@ std::string chart_phases(const PlanResult& plan, MemUnits u) {
   const int stage = plan.worst_stage;
   const StageMemory& worst = plan.stages[static_cast<std::size_t>(stage)];
   const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
-  const double limit = capacity * (1 - plan.verdict.required_headroom);
   double top = capacity;
   for (const PhaseTotal& p : worst.phases) top = std::max(top, p.bytes);
   top *= 1.08;
@@ -205,18 +220,9 @@ std::string chart_phases(const PlanResult& plan, MemUnits u) {
     const PhaseTotal& pt = worst.phases[static_cast<std::size_t>(k)];
     const std::vector<LineItem> items = phase_ledger(plan.input, stage, pt.phase);
     const int x = left + k * (bar + gap);
-    double base = 0;
-    for (int c = 0; c < 6; ++c)
-      for (const LineItem& i : items) {
-        if (category_of(i) != c || !(i.value > 0)) continue;
-        s += fmt::format(
-            "<rect class=\"phase-mem\" data-phase=\"{}\" data-item=\"{}\" data-bytes=\"{:.0f}\" "
-            "x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
-            "stroke-width=\"0.5\">{}</rect>\n",
-            to_string(pt.phase), xml_escape(i.id), i.value, x, num(y(base + i.value)), bar,
-            num(plot_h * i.value / top), k_categories[c].colour, tooltip(i, u));
-        base += i.value;
-      }
+    s += stacked_bar(items,
+                     fmt::format("class=\"phase-mem\" data-phase=\"{}\"", to_string(pt.phase)), x,
+                     bar, plot_h, top, u, y);
     const bool peak = pt.phase == worst.peak_phase;
     s += fmt::format(
         "<text class=\"phase-total\" data-phase=\"{}\" data-bytes=\"{:.0f}\" x=\"{}\" y=\"{}\" "
@@ -227,15 +233,7 @@ std::string chart_phases(const PlanResult& plan, MemUnits u) {
         top_y + plot_h + 14, peak ? " font-weight=\"bold\"" : "", to_string(pt.phase),
         peak ? " ▲ peak" : "");
   }
-  s += fmt::format(
-      "<line class=\"capacity\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
-      "stroke=\"{}\" stroke-width=\"1.5\"><title>capacity: {}</title></line>\n"
-      "<line class=\"limit\" data-bytes=\"{:.0f}\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" "
-      "stroke=\"{}\" stroke-dasharray=\"5 3\"><title>limit with {:.0f} % headroom: "
-      "{}</title></line>\n",
-      capacity, left, right, num(y(capacity)), num(y(capacity)), k_vermillion,
-      memory_with_unit(capacity, u), limit, left, right, num(y(limit)), num(y(limit)), k_vermillion,
-      100 * plan.verdict.required_headroom, memory_with_unit(limit, u));
+  s += capacity_lines(plan, u, left, right, y);
   return s + "</svg>\n";
 }
 

@@ -1,0 +1,230 @@
+// What `trainledger search` prints (docs/cli.md#search): the table with why the best win and the
+// Pareto front, JSON, CSV, or the SVG of peak memory against step time.
+#include "search_output.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <ostream>
+
+#include "trainledger/report.hpp"
+
+namespace trainledger::cli {
+
+std::string ms(double s) {
+  return std::fabs(s) >= 1 ? fmt::format("{:.2f} s", s) : fmt::format("{:.0f} ms", s * 1e3);
+}
+
+namespace {
+
+constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
+
+std::string layout_text(const Layout& l) {
+  std::string s = fmt::format("tp {} · pp {} · dp {}", l.tp, l.pp, l.dp);
+  if (l.cp > 1) s += fmt::format(" · cp {}", l.cp);
+  if (l.ep > 1) s += fmt::format(" · ep {}", l.ep);
+  s += fmt::format(" · ZeRO-{}", l.zero);
+  if (l.shard > 0) s += fmt::format(" (HSDP shards of {})", l.shard);
+  if (l.sequence_parallel) s += " · sp";
+  s += fmt::format(" · recompute {} · micro-batch {}", to_string(l.recompute), l.micro_batch);
+  if (l.pp > 1) {
+    s += fmt::format(" · {}", to_string(l.schedule));
+    if (l.schedule == Schedule::interleaved) s += fmt::format(" × {}", l.virtual_stages);
+  }
+  if (!l.stage_layers.empty()) s += " · uneven stages";
+  if (l.placement == 1) s += " · pp inside dp";
+  return s;
+}
+
+// What makes `a` faster than `b`: the step's components that differ most.
+std::string why(const Layout& a, const Layout& b) {
+  struct Part {
+    const char* name;
+    double delta;
+  };
+  Part parts[] = {{"compute", a.compute_s - b.compute_s},
+                  {"recompute", a.recompute_s - b.recompute_s},
+                  {"exposed communication", a.comm_s - b.comm_s},
+                  {"bubble", a.bubble_s - b.bubble_s},
+                  {"optimizer", a.optimizer_s - b.optimizer_s}};
+  std::sort(std::begin(parts), std::end(parts),
+            [](const Part& x, const Part& y) { return x.delta < y.delta; });
+  std::string s;
+  for (const Part& p : parts) {
+    if (p.delta >= -1e-4 * std::max(a.step_s, 1e-9)) break;
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{} less {}", ms(-p.delta), p.name);
+  }
+  const Part& worst = parts[4];
+  if (worst.delta > 1e-4 * std::max(a.step_s, 1e-9))
+    s += fmt::format("{}{} more {}", s.empty() ? "" : "; ", ms(worst.delta), worst.name);
+  if (a.peak_bytes < b.peak_bytes)
+    s += fmt::format("{}{:.1f} GiB less memory", s.empty() ? "" : "; ",
+                     (b.peak_bytes - a.peak_bytes) / k_gib);
+  return s.empty() ? "the same step time; listed first in the enumeration" : s;
+}
+
+nlohmann::json layout_json(const Layout& l) {
+  nlohmann::json j = {
+      {"tp", l.tp},
+      {"pp", l.pp},
+      {"dp", l.dp},
+      {"cp", l.cp},
+      {"ep", l.ep},
+      {"zero", l.zero},
+      {"sequence_parallel", l.sequence_parallel},
+      {"recompute", to_string(l.recompute)},
+      {"micro_batch", l.micro_batch},
+      {"grad_accum", l.grad_accum},
+      {"schedule", to_string(l.schedule)},
+      {"virtual_stages", l.virtual_stages},
+      {"zero_shard_size", l.shard},
+      {"placement", l.placement == 1 ? std::vector<std::string>{"tp", "cp", "pp", "dp"}
+                                     : std::vector<std::string>{"tp", "cp", "dp", "pp"}},
+      {"stage_layers", l.stage_layers},
+      {"peak_bytes", std::llround(l.peak_bytes)},
+      {"worst_stage", l.worst_stage},
+      {"step_s", l.step_s},
+      {"tokens_per_s_per_gpu", l.tokens_per_s_per_gpu},
+      {"mfu", l.mfu},
+      {"time_s",
+       {{"compute", l.compute_s},
+        {"recompute", l.recompute_s},
+        {"comm_exposed", l.comm_s},
+        {"bubble", l.bubble_s},
+        {"optimizer", l.optimizer_s}}}};
+  return j;
+}
+
+// The --set lines that give a layout (to paste into `trainledger plan`).
+std::string sets_of(const Layout& l) {
+  std::string s = fmt::format(
+      "--set parallel.tp={} --set parallel.pp={} --set parallel.dp={} --set parallel.cp={} "
+      "--set parallel.ep={} --set parallel.zero={} --set parallel.sequence_parallel={} "
+      "--set training.recompute={} --set training.micro_batch={}",
+      l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.sequence_parallel ? "true" : "false",
+      to_string(l.recompute), l.micro_batch);
+  if (l.pp > 1) s += fmt::format(" --set parallel.schedule={}", to_string(l.schedule));
+  if (l.schedule == Schedule::interleaved)
+    s += fmt::format(" --set parallel.virtual_stages={}", l.virtual_stages);
+  if (!l.stage_layers.empty())
+    s += fmt::format(" --set parallel.stage_layers=[{}]", fmt::join(l.stage_layers, ","));
+  if (l.shard > 0) s += fmt::format(" --set parallel.zero_shard_size={}", l.shard);
+  if (l.placement == 1) s += " --set 'parallel.placement=[\"tp\",\"cp\",\"pp\",\"dp\"]'";
+  return s;
+}
+
+void print_table(const SearchRun& run, const SearchOptions& so, const std::string& objective,
+                 std::ostream& out) {
+  const PlanInput& in = run.input;
+  const SearchResult& r = run.result;
+  const std::int64_t batch = in.training.global_batch;
+  out << fmt::format("search: {} on {} × {} ({} node{} × {}) · global batch {} × {} tokens\n",
+                     in.model.name, run.world, in.cluster.gpu.name, in.cluster.nodes,
+                     in.cluster.nodes == 1 ? "" : "s", in.cluster.gpus_per_node, batch,
+                     in.training.seq_len);
+  out << fmt::format(
+      "{} layouts · {} valid · {} fit within {:.2f} GiB ({:.0f} % headroom) · ranked by {} · "
+      "{:.2f} s on {} job{}\n",
+      r.enumerated, r.valid, r.fitting, r.limit_bytes / k_gib, 100 * so.headroom, objective,
+      run.seconds, so.jobs, so.jobs == 1 ? "" : "s");
+  if (r.top.empty()) {
+    out << "no layout fits: try more GPUs (--gpus, --fewest), a smaller batch or sequence, or "
+           "--allow more values\n";
+    return;
+  }
+  out << fmt::format(
+      "\n{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>10} {:>3} {:>5} "
+      "{:<21} {:>9} {:>9} {:>10} {:>6}\n",
+      "#", "tp", "pp", "dp", "cp", "ep", "zero", "sp", "recompute", "mb", "accum", "schedule",
+      "peak GiB", "step", "tok/s/GPU", "MFU");
+  int rank = 0;
+  for (const Layout& l : r.top) {
+    std::string sched = l.pp > 1 ? std::string(to_string(l.schedule)) : "-";
+    if (l.schedule == Schedule::interleaved) sched += fmt::format(" ×{}", l.virtual_stages);
+    if (!l.stage_layers.empty()) sched += " uneven";
+    if (l.placement == 1) sched += " pp<dp";
+    out << fmt::format(
+        "{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>10} {:>3} {:>5} "
+        "{:<21} {:>9.2f} {:>9} {:>10.0f} {:>5.1f}%\n",
+        ++rank, l.tp, l.pp, l.dp, l.cp, l.ep,
+        l.shard > 0 ? fmt::format("{}/{}", l.zero, l.shard) : std::to_string(l.zero),
+        l.sequence_parallel ? "y" : "n", to_string(l.recompute), l.micro_batch, l.grad_accum, sched,
+        l.peak_bytes / k_gib, ms(l.step_s), l.tokens_per_s_per_gpu, 100 * l.mfu);
+  }
+  out << "\nWhy the best win:\n";
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, r.top.size()); ++i) {
+    const Layout& l = r.top[i];
+    out << fmt::format(
+        "  #{}: step {} = compute {} + recompute {} + exposed communication {} + "
+        "bubble {} + optimizer {}\n",
+        i + 1, ms(l.step_s), ms(l.compute_s), ms(l.recompute_s), ms(l.comm_s), ms(l.bubble_s),
+        ms(l.optimizer_s));
+    if (i + 1 < r.top.size()) out << fmt::format("      vs #{}: {}\n", i + 2, why(l, r.top[i + 1]));
+  }
+  out << fmt::format("\nPareto front, peak memory against step time ({} layout{}):\n",
+                     r.pareto.size(), r.pareto.size() == 1 ? "" : "s");
+  for (const Layout& l : r.pareto)
+    out << fmt::format("  {:>8.2f} GiB  {:>9}  {}\n", l.peak_bytes / k_gib, ms(l.step_s),
+                       layout_text(l));
+  out << "\nThe best as plan settings:\n  trainledger plan ... " << sets_of(r.top.front()) << "\n";
+}
+
+}  // namespace
+
+void print_search(const SearchRun& run, const SearchOptions& so, const std::string& objective,
+                  const std::string& format, std::ostream& out) {
+  const SearchResult& r = run.result;
+  if (format == "json") {
+    nlohmann::json j;
+    j["search"] = {{"model", run.input.model.name},
+                   {"gpu", run.input.cluster.gpu.name},
+                   {"gpus", run.world},
+                   {"nodes", run.input.cluster.nodes},
+                   {"gpus_per_node", run.input.cluster.gpus_per_node},
+                   {"objective", objective},
+                   {"enumerated", r.enumerated},
+                   {"valid", r.valid},
+                   {"fitting", r.fitting},
+                   {"limit_bytes", std::llround(r.limit_bytes)},
+                   {"seconds", run.seconds},
+                   {"jobs", so.jobs}};
+    j["top"] = nlohmann::json::array();
+    for (const Layout& l : r.top) j["top"].push_back(layout_json(l));
+    j["pareto"] = nlohmann::json::array();
+    for (const Layout& l : r.pareto) j["pareto"].push_back(layout_json(l));
+    out << j.dump(2) << "\n";
+  } else if (format == "svg") {
+    std::vector<report::ChartPoint> points;
+    for (const Layout& l : r.pareto)
+      points.push_back({l.peak_bytes / k_gib, l.step_s, layout_text(l), true});
+    for (const Layout& l : r.top)
+      points.push_back({l.peak_bytes / k_gib, l.step_s, layout_text(l), false});
+    out << report::scatter_svg(
+        "chart-search",
+        fmt::format("{} on {} GPUs: peak memory against step time ({} fitting layouts; the "
+                    "Pareto front joined)",
+                    run.input.model.name, run.world, r.fitting),
+        "peak memory per GPU (GiB)", "step time (s)", points);
+  } else if (format == "csv") {
+    out << "rank,tp,pp,dp,cp,ep,zero,zero_shard_size,placement,sequence_parallel,recompute,"
+           "micro_batch,grad_accum,schedule,virtual_stages,stage_layers,peak_bytes,step_s,"
+           "tokens_per_s_per_gpu,mfu\n";
+    int rank = 0;
+    for (const Layout& l : r.top)
+      out << fmt::format(
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{:.9g},{:.9g},"
+          "{:.6g}\n",
+          ++rank, l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.shard,
+          l.placement == 1 ? "tp cp pp dp" : "tp cp dp pp", l.sequence_parallel ? "true" : "false",
+          to_string(l.recompute), l.micro_batch, l.grad_accum, to_string(l.schedule),
+          l.virtual_stages, fmt::join(l.stage_layers, " "), std::llround(l.peak_bytes), l.step_s,
+          l.tokens_per_s_per_gpu, l.mfu);
+  } else {
+    print_table(run, so, objective, out);
+  }
+}
+
+}  // namespace trainledger::cli
