@@ -335,22 +335,10 @@ MicroBatchSplit micro_batch_split(const PlanInput& in, const std::vector<int>& s
 }
 
 int pace_stage(const PlanInput& in, const std::vector<int>& stage_layers) {
-  const int pp = static_cast<int>(stage_layers.size());
   if (in.model.count_only || peak_rate(in) <= 0)
     return static_cast<int>(std::max_element(stage_layers.begin(), stage_layers.end()) -
                             stage_layers.begin());
-  const Rates r = rates_of(in);
-  int slow = 0;
-  double slow_s = -1;
-  FlopsByLayers by_layers(in);
-  for (int s = 0; s < pp; ++s) {
-    const double t = micro_batch_s(by_layers.of(stage_layers[s], s == pp - 1), r);
-    if (t > slow_s) {
-      slow_s = t;
-      slow = s;
-    }
-  }
-  return slow;
+  return pace(in, stage_layers, rates_of(in)).slow;
 }
 
 template <typename V>
