@@ -97,10 +97,11 @@ struct PlanResult {
 struct PlanScope {
   bool time = true;
   bool scaling = true;
-  // The numbers-only evaluation (trainledger/numbers.hpp) only: false evaluates just the stages
-  // that can hold the peak. Of the stages with the same layers and the same place (first, last,
-  // middle), the one with the most micro-batches in flight holds the most memory in every
-  // phase, so the verdict is the same; PlanNumbers::stages then holds those stages only.
+  // false evaluates just the stages that can hold the peak. Of the stages with the same layers
+  // and the same place (first, last, middle), the one with the most micro-batches in flight
+  // holds the most memory in every phase, so the verdict is the same; PlanNumbers::stages and
+  // PlanResult::stages then hold those stages only, in stage order (a few for any pp: find the
+  // worst by its number, StageMemory::stage). A report that lists every stage needs true.
   bool every_stage = true;
 };
 

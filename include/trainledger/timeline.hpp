@@ -25,21 +25,28 @@ struct PipelineOp {
 // micro-batch's forward and backward on one stage (all its virtual stages). zb-h1 splits the
 // backward into the input gradient (B) and the weight gradient (W), half each, and defers the
 // first W's of each stage into its cooldown. Empty when the schedule cannot run (interleaved
-// with micro-batches not a multiple of pp).
+// with micro-batches not a multiple of pp), and past pp 4,096, 100,000 micro-batches or 2^24
+// ops (3 × micro-batches × virtual stages × pp).
 std::vector<PipelineOp> pipeline_timeline(int pp, int micro_batches, Schedule schedule,
                                           int virtual_stages, double forward_s, double backward_s);
 
 // The schedule a plan's charts draw: its first max(2·pp, 8) micro-batches (a multiple of pp for
 // the interleaved schedule), each op as long as one micro-batch's forward, or backward with its
 // recompute, on the slowest stage (the FLOPs and bytes of each pass at the plan's rates, as the
-// step's compute item counts them; the exposed communication is not drawn).
+// step's compute counts them; the exposed communication is not drawn). The work is bounded for
+// any plan: fewer micro-batches when pp × micro-batches × ops per micro-batch passes 8,192
+// (`capped`; none at all when one micro-batch is already more), and of more than 32 stages only
+// the first 16 and the last 16 are drawn (`drawn`; `ops` holds theirs).
 struct DrawnSchedule {
   std::vector<PipelineOp> ops;  // empty when there is nothing to draw (no compute time)
   int shown = 0;                // micro-batches drawn
   int micro_batches = 0;        // in the step
+  int stages = 1;               // pp
+  std::vector<int> drawn;       // the stages drawn, ascending
+  bool capped = false;          // fewer micro-batches than max(2·pp, 8) for the bound on work
   int slow_stage = 0;
   double forward_s = 0, backward_s = 0;
-  double end_s = 0;  // the last op's end
+  double end_s = 0;  // the last op's end (of every stage simulated)
 };
 DrawnSchedule drawn_schedule(const PlanResult& plan);
 

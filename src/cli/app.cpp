@@ -1,9 +1,15 @@
 #include "app.hpp"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 
+#include "files.hpp"
 #include "trainledger/invariants.hpp"
+#include "trainledger/text.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <ostream>
 
@@ -70,18 +76,127 @@ config::LoadedPlan load(const PlanOptions& o) {
   return config::load_plan_file(o.plan, lo);
 }
 
-void require_sound(const PlanResult& plan, const config::LoadedPlan& loaded) {
-  const std::vector<std::string> broken = check_invariants(plan);
-  if (broken.empty()) return;
-  throw config::ConfigError({config::Diagnostic{
-      config::Origin{loaded.source, 0, 0, "file"},
-      "the plan's numbers are out of range (" + broken.front() +
-          "); an input is at the edge of what it can be (an efficiency, bandwidth or rate near "
-          "zero, a size near the largest)"}});
+namespace {
+
+// An input a refused result names: the plan key, its value.
+struct Input {
+  std::string key;
+  double value;
+};
+
+// The inputs `items` read: their terms', and for a collective's time the links' bandwidths and
+// latencies (a time's formula is not among the terms).
+std::vector<Input> inputs_read(const std::vector<const LineItem*>& items, const PlanInput& in) {
+  std::vector<Input> out;
+  for (const LineItem* i : items) {
+    for (const Term& t : i->terms)
+      if (!t.input.empty()) out.push_back({t.input, t.value});
+    for (const Collective& c : i->collectives) {
+      const ClusterSpec& k = in.cluster;
+      if (c.link == "inter-node") {
+        out.push_back({"cluster.inter_node_bandwidth", k.inter_node_bandwidth});
+        out.push_back({"cluster.inter_node_latency", k.inter_node_latency});
+      } else {
+        out.push_back({"cluster.intra_node_bandwidth", k.intra_node_bandwidth});
+        out.push_back({"cluster.intra_node_gather_bandwidth", k.intra_node_gather_bandwidth});
+        out.push_back({"cluster.intra_node_latency", k.intra_node_latency});
+      }
+    }
+  }
+  return out;
 }
 
-PlanResult sound_plan(const config::LoadedPlan& loaded) {
-  PlanResult plan = compute_plan(loaded.input);
+// "; from KEY = VALUE (where it was written), ...": the inputs at the edge of a double first
+// (non-finite, below 1e-30 or above 1e30), else all of them; at most four.
+std::string named_inputs(const std::vector<Input>& inputs, const config::LoadedPlan& loaded) {
+  std::vector<std::string> extreme, other;
+  for (const Input& t : inputs) {
+    const auto r = std::find_if(loaded.resolved.begin(), loaded.resolved.end(),
+                                [&](const config::ResolvedValue& v) { return v.key == t.key; });
+    if (r == loaded.resolved.end()) continue;
+    const std::string shown = fmt::format("{} = {} ({})", t.key, r->display, r->origin.to_string());
+    const double a = std::fabs(t.value);
+    auto& list = !std::isfinite(a) || (a > 0 && a < 1e-30) || a > 1e30 ? extreme : other;
+    if (std::find(list.begin(), list.end(), shown) == list.end()) list.push_back(shown);
+  }
+  const std::vector<std::string>& named = extreme.empty() ? other : extreme;
+  if (named.empty()) return "";
+  const std::size_t shown = std::min<std::size_t>(named.size(), 4);
+  return fmt::format("; from {}{}",
+                     fmt::join(named.begin(), named.begin() + static_cast<long>(shown), ", "),
+                     named.size() > shown ? fmt::format(" and {} more", named.size() - shown) : "");
+}
+
+std::string inputs_of(const std::vector<const LineItem*>& items, const config::LoadedPlan& loaded) {
+  return named_inputs(inputs_read(items, loaded.input), loaded);
+}
+
+std::vector<const LineItem*> all_items(const PlanResult& plan) {
+  std::vector<const LineItem*> out;
+  for (const StageMemory& st : plan.stages)
+    for (const LineItem& i : st.items) out.push_back(&i);
+  for (const auto* list : {&plan.communication, &plan.time, &plan.reliability})
+    for (const LineItem& i : *list) out.push_back(&i);
+  return out;
+}
+
+bool finite_item(const LineItem& i) {
+  if (!std::isfinite(i.value) || (i.time_s && !std::isfinite(*i.time_s))) return false;
+  for (const Term& t : i.terms)
+    if (!std::isfinite(t.value)) return false;
+  return true;
+}
+
+}  // namespace
+
+void require_sound(const PlanResult& plan, const config::LoadedPlan& loaded) {
+  const config::Origin where{loaded.source, 0, 0, "file"};
+  const std::vector<std::string> broken = check_invariants(plan);
+  if (!broken.empty()) {
+    std::vector<const LineItem*> bad;
+    for (const LineItem* i : all_items(plan))
+      if (!finite_item(*i)) bad.push_back(i);
+    throw config::ConfigError({config::Diagnostic{
+        where, "the plan's numbers are out of range (" + broken.front() + ")" +
+                   inputs_of(bad, loaded) +
+                   "; an input is at the edge of what it can be (an efficiency, bandwidth or "
+                   "rate near zero, a size near the largest)"}});
+  }
+  // Expected waste of 100 % or more: checkpoints, lost work and restarts take the whole run;
+  // it never progresses, and a percentage above 100 would mean nothing. Young's interval
+  // minimises δ/τ + τ/2M, so when it wastes everything every interval does.
+  const LineItem* young = find_item(plan.reliability, ItemId::checkpoint_waste);
+  const LineItem* planned = find_item(plan.reliability, ItemId::checkpoint_waste_planned);
+  const bool any = young && young->value >= 1;
+  if (!any && !(planned && planned->value >= 1)) return;
+  std::vector<const LineItem*> cause;
+  for (const ItemId id : {ItemId::mtbf, ItemId::checkpoint_write_time})
+    if (const LineItem* i = find_item(plan.reliability, id)) cause.push_back(i);
+  cause.push_back(any ? young : planned);
+  std::string at = " at any checkpoint interval";
+  if (!any) {
+    at = fmt::format(
+        " at checkpoint.interval ({:.3g} s; Young's interval wastes {:.1f} %: leave "
+        "checkpoint.interval unset)",
+        plan.input.checkpoint.interval, 100 * young->value);
+    for (const config::ResolvedValue& v : loaded.resolved)
+      if (v.key == "checkpoint.interval")
+        at = fmt::format(
+            " at checkpoint.interval = {} ({}; Young's interval wastes {:.1f} %: "
+            "leave checkpoint.interval unset)",
+            v.display, v.origin.to_string(), 100 * young->value);
+  }
+  const LineItem* mtbf = find_item(plan.reliability, ItemId::mtbf);
+  const LineItem* write = find_item(plan.reliability, ItemId::checkpoint_write_time);
+  throw config::ConfigError({config::Diagnostic{
+      where, fmt::format("{}: the run never progresses: checkpoints, lost work and restarts take "
+                         "all of its time{} (cluster MTBF {:.3g} s, checkpoint write {:.3g} s){}",
+                         (any ? young : planned)->id, at, mtbf ? mtbf->value : 0.0,
+                         write ? write->value : 0.0, inputs_of(cause, loaded))}});
+}
+
+PlanResult sound_plan(const config::LoadedPlan& loaded, const PlanScope& scope) {
+  PlanResult plan = compute_plan(loaded.input, scope);
   require_sound(plan, loaded);
   return plan;
 }
@@ -138,6 +253,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
 
   try {
+    // Every command that writes a file (-o) refuses, before any work, a target that exists and
+    // is not a regular file: a device node, a FIFO, a directory or a symbolic link is never
+    // replaced (run as root, a rename would replace /dev/... with a regular file).
+    if ((calibrate_import && *calibrate_import) || (calibrate_probe && *calibrate_probe)) {
+      const std::string& target = calibrate_options.output;
+      if (!target.empty() && target != "-")
+        if (const std::string why = config::unwritable_reason(target); !why.empty())
+          throw config::ConfigError({config::Diagnostic{
+              config::Origin{"-o", 0, 0, "option"}, "cannot write \"" + target + "\": " + why}});
+    }
     if (*plan) return run_plan(plan_options, out, err);
     if (*explain) return run_explain(explain_options, out, err);
     if (*check) return run_check(check_options, out, err);
@@ -157,7 +282,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     for (const config::Diagnostic& d : e.diagnostics()) err << d.to_string() << "\n";
     return k_exit_invalid;
   } catch (const std::exception& e) {
-    err << "trainledger: error: " << e.what() << "\n";
+    // A message may quote a file name: printable, as every diagnostic is.
+    err << "trainledger: error: " << text::printable(e.what()) << "\n";
     return k_exit_runtime;
   }
   return k_exit_invalid;

@@ -50,7 +50,8 @@ config::LoadedPlan load(const PlanOptions& o);
 // efficiency of 5e-324, a bandwidth of 1e-300 B/s) that would print inf or NaN are refused
 // as invalid input, naming the first broken invariant.
 void require_sound(const PlanResult& plan, const config::LoadedPlan& loaded);
-PlanResult sound_plan(const config::LoadedPlan& loaded);
+// `scope`: check asks only for the stages that can hold the peak (PlanScope::every_stage).
+PlanResult sound_plan(const config::LoadedPlan& loaded, const PlanScope& scope = {});
 report::Options report_options(const PlanOptions& o);
 
 struct ExplainOptions {
@@ -136,6 +137,7 @@ struct CalibrateOptions {
   int warmup = 5;
   int iters = 20;
   double timeout = 300;
+  double startup_timeout = 30;  // probe::k_default_startup_timeout_s
   std::vector<std::string> probe_collectives;
   bool no_progress = false;
 };

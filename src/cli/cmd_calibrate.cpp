@@ -5,7 +5,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -23,6 +26,7 @@
 #include "profile_io.hpp"
 #include "rows.hpp"
 #include "trainledger/calibrate.hpp"
+#include "trainledger/text.hpp"
 
 #include <unistd.h>
 
@@ -45,50 +49,35 @@ std::string utc_now() {
   return buf;
 }
 
-// Writes `text` to `path` atomically: a temporary file beside it, then a rename; nothing is
-// left behind when either fails.
+// Writes `text` to `path` atomically (config::write_file_atomically): never over a device, a
+// FIFO, a directory or a symbolic link; nothing is left behind when it fails.
 void write_atomically(const std::string& path, const std::string& text) {
-  const std::filesystem::path target(path);
-  const std::filesystem::path tmp =
-      target.parent_path() / (target.filename().string() + fmt::format(".tmp-{}", ::getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (f) f << text;
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error("cannot write " + path);
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot write " + path + " (rename failed)");
-  }
+  config::write_file_atomically(path, text);
 }
 
 // What a written profile holds, for the terminal.
 void print_summary(std::ostream& out, const std::string& path, const calibrate::Profile& profile) {
-  out << fmt::format("wrote {} ({}{} sweep{})\n", path,
-                     profile.gpu_name.empty() ? "" : profile.gpu_name + ", ", profile.sweeps.size(),
-                     profile.sweeps.size() == 1 ? "" : "s");
+  // Names from the command line and the logs (files, GPUs, hosts): printable on the terminal.
+  using text::printable;
+  out << fmt::format("wrote {} ({}{} sweep{})\n", printable(path),
+                     profile.gpu_name.empty() ? "" : printable(profile.gpu_name) + ", ",
+                     profile.sweeps.size(), profile.sweeps.size() == 1 ? "" : "s");
   for (const calibrate::Fit& f : profile.fits)
     out << fmt::format(
         "  {} ({}): {} ranks on {} node{}: α {}, B {:.2f} GB/s (largest message "
         "{:.2f} GB/s), worst fit error {:.0f} %\n",
-        f.source.substr(f.source.find_last_of('/') + 1), to_string(f.kind), f.ranks, f.nodes,
-        f.nodes == 1 ? "" : "s",
+        printable(f.source.substr(f.source.find_last_of('/') + 1)), to_string(f.kind), f.ranks,
+        f.nodes, f.nodes == 1 ? "" : "s",
         !f.alpha_measured ? "not measured (no message ≤ 4 MiB)"
                           : fmt::format("{:.2f} us{}", f.alpha_s * 1e6,
                                         f.alpha_extrapolated ? " (extrapolated)" : ""),
         f.busbw / 1e9, f.largest_busbw / 1e9, 100 * f.worst_error);
   for (const calibrate::Profile::Value& v : profile.cluster)
-    out << fmt::format("  cluster.{} = {}   ({})\n", v.key, v.value, v.why);
-  for (const std::string& n : profile.notes) out << "  note: " << n << "\n";
+    out << fmt::format("  cluster.{} = {}   ({})\n", v.key, printable(v.value), printable(v.why));
+  for (const std::string& n : profile.notes) out << "  note: " << printable(n) << "\n";
   for (const calibrate::Measurement& m : profile.measurements)
-    out << fmt::format("  measured {} = {:.4g} {}   ({})\n", m.name, m.value, m.unit, m.why);
+    out << fmt::format("  measured {} = {:.4g} {}   ({})\n", m.name, m.value, m.unit,
+                       printable(m.why));
 }
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import,
@@ -163,6 +152,11 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
                    "exit 3 (300)")
       ->check(CLI::Range(0.1, 86400.0));
   probe
+      ->add_option("--startup-timeout", o.startup_timeout,
+                   "seconds the start-up may take (the plan, MPI_Init, the first rendezvous: "
+                   "every rank must start) before every rank ends with exit 3 (30)")
+      ->check(CLI::Range(0.1, 86400.0));
+  probe
       ->add_option("--collectives", o.probe_collectives,
                    "the collectives to sweep (default all): all_reduce, all_gather, "
                    "reduce_scatter, alltoall, sendrecv")
@@ -212,6 +206,11 @@ int run_calibrate_import(const CalibrateOptions& o, std::ostream& out, std::ostr
 
 namespace {
 
+// A measured step time, in seconds (the file's "step_time" or --step-time): a microsecond to
+// about 31.7 years; outside it the relative error is meaningless.
+constexpr double k_min_step_s = 1e-6;
+constexpr double k_max_step_s = 1e9;
+
 struct Measured {
   std::string file;
   int stage = -1;
@@ -221,70 +220,136 @@ struct Measured {
   double step_time = 0;  // the file's "step_time", when it has one
 };
 
-double stat(const nlohmann::json& stats, const char* key, const std::string& file, bool required) {
+// The largest byte count or counter a memory_stats() file may hold: 2^53, the largest whole
+// number a double holds exactly (8 PiB), so every value converts to an integer exactly.
+constexpr double k_max_stat = 9007199254740992.0;
+
+// Where a memory-stats file's problem is: file:line:column.
+config::Origin stats_origin(const std::string& file, int line = 0, int column = 0) {
+  return config::Origin{file, line, line > 0 ? std::max(column, 1) : 0, "memory-stats"};
+}
+
+// The line of the first "key" in `text` (0 when it is not there): locates a key's problem.
+int line_of_key(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find("\"" + key + "\"");
+  if (at == std::string::npos) return 0;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+double stat(const nlohmann::json& stats, const char* key, const std::string& file,
+            const std::string& text, const std::string& path, bool required) {
   const auto it = stats.find(key);
-  if (it == stats.end() || !it->is_number()) {
+  auto fail = [&](const std::string& m) {
+    throw config::ConfigError({config::Diagnostic{stats_origin(file, line_of_key(text, key), 1),
+                                                  fmt::format("{}{}: {}", path, key, m)}});
+  };
+  if (it == stats.end()) {
     if (!required) return 0;
-    throw config::ConfigError({config::Diagnostic{
-        config::Origin{file, 0, 0, "memory-stats"},
-        fmt::format("no number \"{}\": expected the JSON of torch.cuda.memory_stats()", key)}});
+    fail("missing: expected the JSON of torch.cuda.memory_stats()");
   }
+  if (!it->is_number()) fail(fmt::format("a {}, not a number", it->type_name()));
   const double v = it->get<double>();
-  if (!std::isfinite(v) || v < 0)
-    throw config::ConfigError({config::Diagnostic{config::Origin{file, 0, 0, "memory-stats"},
-                                                  fmt::format("\"{}\" is negative", key)}});
+  if (!std::isfinite(v) || v < 0) fail(fmt::format("{:g} is negative", v));
+  if (v != std::floor(v)) fail(fmt::format("{:g} is not a whole number", v));
+  if (v > k_max_stat) fail(fmt::format("{:g} is out of range (at most 2^53)", v));
   return v;
+}
+
+// The file's text around a parse error: one line, printable, at most 40 characters.
+std::string excerpt(const std::string& text, std::size_t line_start, std::size_t column) {
+  const std::size_t line_end = std::min(text.find('\n', line_start), text.size());
+  const std::size_t from = line_start + (column > 20 ? column - 20 : 0);
+  if (from >= line_end) return "";
+  return text::printable(std::string_view(text).substr(from, line_end - from), 40);
 }
 
 Measured read_stats(const std::string& file, const PlanInput& in) {
   std::string why;
   const auto text = config::read_regular_file(file, config::k_max_hf_config_bytes, why);
   auto fail = [&](const std::string& m) {
-    throw config::ConfigError({config::Diagnostic{config::Origin{file, 0, 0, "memory-stats"}, m}});
+    throw config::ConfigError({config::Diagnostic{stats_origin(file), m}});
   };
   if (!text) fail("cannot read it: " + why);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(*text, nullptr, true, false);
-  } catch (const nlohmann::json::exception& e) {
-    fail(std::string("not JSON: ") + e.what());
+  } catch (const nlohmann::json::parse_error& e) {
+    // Located by the byte the parser stopped at; the reason without the parser's own echo of
+    // the bytes it read ("last read: ..."), the text there quoted printable and bounded.
+    const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text->size());
+    const std::size_t line_start = text->rfind('\n', at == 0 ? 0 : at - 1);
+    const std::size_t begin = line_start == std::string::npos || at == 0 ? 0 : line_start + 1;
+    const int line = 1 + static_cast<int>(std::count(
+                             text->begin(), text->begin() + static_cast<long>(begin), '\n'));
+    std::string reason = e.what();
+    if (const std::size_t colon = reason.find(": ", reason.find("column"));
+        colon != std::string::npos)
+      reason = reason.substr(colon + 2);
+    if (const std::size_t last = reason.find("; last read"); last != std::string::npos)
+      reason.resize(last);
+    const std::string near = excerpt(*text, begin, at - begin);
+    throw config::ConfigError(
+        {config::Diagnostic{stats_origin(file, line, static_cast<int>(at - begin) + 1),
+                            fmt::format("not JSON: {}{}", text::printable(reason, 120),
+                                        near.empty() ? "" : fmt::format(" (near \"{}\")", near))}});
+  } catch (const nlohmann::json::exception&) {
+    fail("not JSON");
   }
-  if (!j.is_object()) fail("expected a JSON object");
+  if (!j.is_object()) fail("expected a JSON object (torch.cuda.memory_stats())");
   Measured m;
   m.file = file;
   const nlohmann::json* stats = &j;
+  std::string path;
+  auto fail_at = [&](const char* key, const std::string& message) {
+    throw config::ConfigError(
+        {config::Diagnostic{stats_origin(file, line_of_key(*text, key), 1), message}});
+  };
   if (j.contains("memory_stats")) {
     stats = &j["memory_stats"];
-    if (!stats->is_object()) fail("\"memory_stats\" must be an object");
+    path = "memory_stats/";
+    if (!stats->is_object()) fail_at("memory_stats", "\"memory_stats\" must be an object");
     auto index = [&](const char* key) {
       if (!j.contains(key)) return -1;
       if (!j[key].is_number_integer() || j[key].get<long long>() < 0 ||
           j[key].get<long long>() > 1 << 24)
-        fail(fmt::format("\"{}\" must be a non-negative integer", key));
+        fail_at(key, fmt::format("\"{}\" must be an integer from 0 to {}", key, 1 << 24));
       return static_cast<int>(j[key].get<long long>());
     };
     m.rank = index("rank");
     m.stage = index("stage");
     if (j.contains("step_time")) {
       if (!j["step_time"].is_number() || !std::isfinite(j["step_time"].get<double>()) ||
-          j["step_time"].get<double>() <= 0)
-        fail("\"step_time\" must be a positive number of seconds");
+          j["step_time"].get<double>() < k_min_step_s ||
+          j["step_time"].get<double>() > k_max_step_s)
+        fail_at("step_time",
+                fmt::format("\"step_time\" must be a number of seconds from {:g} to {:g}",
+                            k_min_step_s, k_max_step_s));
       m.step_time = j["step_time"].get<double>();
     }
   }
-  m.allocated = stat(*stats, "allocated_bytes.all.peak", file, true);
-  m.reserved = stat(*stats, "reserved_bytes.all.peak", file, true);
-  m.retries = stat(*stats, "num_alloc_retries", file, false);
-  m.ooms = stat(*stats, "num_ooms", file, false);
+  m.allocated = stat(*stats, "allocated_bytes.all.peak", file, *text, path, true);
+  m.reserved = stat(*stats, "reserved_bytes.all.peak", file, *text, path, true);
+  m.retries = stat(*stats, "num_alloc_retries", file, *text, path, false);
+  m.ooms = stat(*stats, "num_ooms", file, *text, path, false);
+  if (m.allocated < 1)
+    fail_at("allocated_bytes.all.peak",
+            path + "allocated_bytes.all.peak is 0: the stats were taken before any training step");
+  // The caching allocator never holds less than it has handed out, so neither do the peaks.
+  if (m.reserved < m.allocated)
+    fail_at("reserved_bytes.all.peak",
+            fmt::format("{}reserved_bytes.all.peak ({:.0f}) is below allocated_bytes.all.peak "
+                        "({:.0f}): not the memory_stats() of one run",
+                        path, m.reserved, m.allocated));
   const ParallelSpec& p = in.parallel;
   if (m.stage < 0 && m.rank >= 0) {
     // The rank's pipeline stage under the plan's placement (the dimensions inside pp).
-    int stride = 1;
+    long long stride = 1;
     for (const std::string& d : p.placement) {
       if (d == "pp") break;
-      stride *= d == "tp" ? p.tp : d == "cp" ? p.cp : d == "dp" ? p.dp : 1;
+      const long long n = d == "tp" ? p.tp : d == "cp" ? p.cp : d == "dp" ? p.dp : 1;
+      if (__builtin_mul_overflow(stride, n, &stride)) stride = 1LL << 40;
     }
-    m.stage = (m.rank / stride) % p.pp;
+    m.stage = static_cast<int>((m.rank / std::max(1LL, stride)) % std::max(1, p.pp));
   }
   if (m.stage < 0) {
     if (p.pp > 1)
@@ -293,6 +358,21 @@ Measured read_stats(const std::string& file, const PlanInput& in) {
   }
   if (m.stage >= p.pp) fail(fmt::format("stage {} but the plan has {}", m.stage, p.pp));
   return m;
+}
+
+// A relative error for the table: "+12.3%", or ">+999%" beyond ten times (a prediction for
+// a rank that hardly allocated anything).
+std::string error_text(double e) {
+  if (e > 9.99) return ">+999%";
+  return fmt::format("{:+.1f}%", 100 * e);
+}
+
+// Bytes as a JSON integer; a value beyond 2^53 (a prediction far past any GPU) as a number,
+// never through an llround that overflows.
+nlohmann::ordered_json whole_bytes(double v) {
+  if (std::isfinite(v) && std::fabs(v) <= k_max_stat)
+    return static_cast<std::int64_t>(std::llround(v));
+  return v;
 }
 
 // The item that most likely explains a gap on a stage: the largest of those whose size the
@@ -323,9 +403,12 @@ int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ost
     }
   }
   if (!errors.empty()) throw config::ConfigError(errors);
-  if (!std::isfinite(o.step_time) || o.step_time < 0)
-    throw config::ConfigError(
-        {config::Diagnostic{config::Origin{"--step-time", 0, 0, "option"}, "must be positive"}});
+  if (!std::isfinite(o.step_time) || o.step_time < 0 ||
+      (o.step_time > 0 && (o.step_time < k_min_step_s || o.step_time > k_max_step_s)))
+    throw config::ConfigError({config::Diagnostic{
+        config::Origin{"--step-time", 0, 0, "option"},
+        fmt::format("{:g} is out of range: a step time is from {:g} to {:g} seconds", o.step_time,
+                    k_min_step_s, k_max_step_s)}});
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::string table = fmt::format("{} · {}\n", loaded.source, report::plan_title(plan));
   table += fmt::format("{:<28} {:>5}  {:>22}  {:>22}  {}\n", "memory stats", "stage",
@@ -352,10 +435,12 @@ int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ost
     const double frag_measured = m.allocated > 0 ? m.reserved / m.allocated - 1 : 0;
     const double frag_predicted = c.allocated > 0 ? c.reserved / c.allocated - 1 : 0;
     if (frag_measured > frag_predicted + 0.1)
-      causes.push_back(fmt::format(
-          "fragmentation: reserved is {:.0f} % over allocated, the plan assumes {:.0f} % "
-          "(cluster.fragmentation)",
-          100 * frag_measured, 100 * frag_predicted));
+      causes.push_back(
+          fmt::format("fragmentation: reserved is {} allocated, the plan assumes {:.0f} % "
+                      "(cluster.fragmentation)",
+                      frag_measured < 10 ? fmt::format("{:.0f} % over", 100 * frag_measured)
+                                         : fmt::format("{:.3g} ×", frag_measured + 1),
+                      100 * frag_predicted));
     if (e_alloc < -0.05)
       causes.push_back("under-predicted allocation: check " + suspect(*st) +
                        ", the framework conventions (training.framework) and recompute");
@@ -364,20 +449,21 @@ int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ost
     if (causes.empty()) causes.push_back("within 5 % (allocated)");
     const std::string name = m.file.substr(m.file.find_last_of('/') + 1);
     table += fmt::format(
-        "{:<28} {:>5}  {:>7.2f} vs {:>6.2f} {:>+5.1f}%  {:>7.2f} vs {:>6.2f} "
-        "{:>+5.1f}%  {}\n",
-        name, m.stage, c.allocated / k_gib, m.allocated / k_gib, 100 * e_alloc, c.reserved / k_gib,
-        m.reserved / k_gib, 100 * e_res, fmt::format("{}", fmt::join(causes, "; ")));
+        "{:<28} {:>5}  {:>7.2f} vs {:>6.2f} {:>6}  {:>7.2f} vs {:>6.2f} "
+        "{:>6}  {}\n",
+        text::printable(name, 64), m.stage, c.allocated / k_gib, m.allocated / k_gib,
+        error_text(e_alloc), c.reserved / k_gib, m.reserved / k_gib, error_text(e_res),
+        fmt::format("{}", fmt::join(causes, "; ")));
     rows.push_back({{"file", m.file},
                     {"rank", m.rank},
                     {"stage", m.stage},
                     {"allocated_bytes",
-                     {{"predicted", std::llround(c.allocated)},
-                      {"measured", std::llround(m.allocated)},
+                     {{"predicted", whole_bytes(c.allocated)},
+                      {"measured", whole_bytes(m.allocated)},
                       {"error", e_alloc}}},
                     {"reserved_bytes",
-                     {{"predicted", std::llround(c.reserved)},
-                      {"measured", std::llround(m.reserved)},
+                     {{"predicted", whole_bytes(c.reserved)},
+                      {"measured", whole_bytes(m.reserved)},
                       {"error", e_res}}},
                     {"num_alloc_retries", m.retries},
                     {"causes", causes}});
@@ -409,7 +495,7 @@ int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ost
     nlohmann::ordered_json j = {
         {"schema", "trainledger.compare/1"}, {"plan", loaded.source}, {"memory", rows}};
     if (!step.is_null()) j["step_time"] = step;
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     out << table;
   }

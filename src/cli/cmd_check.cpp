@@ -13,6 +13,7 @@
 
 #include "app.hpp"
 #include "trainledger/plan.hpp"
+#include "trainledger/text.hpp"
 #include "trainledger/whatif.hpp"
 
 namespace trainledger::cli {
@@ -47,9 +48,16 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   po.calibration = o.calibration;
   po.from = o.from;
   Checked c;
-  c.name = name.empty() ? "(default plan)" : name == "-" ? "(stdin)" : name;
+  // A file name is a pull request's text: printable (no newline, escape or invalid UTF-8) in
+  // every report of the run.
+  c.name = name.empty() ? "(default plan)" : name == "-" ? "(stdin)" : text::printable(name);
   c.loaded = load(po);
-  c.plan = sound_plan(c.loaded);
+  // The gate needs the verdict, the worst stage and the fixes, not every stage's ledger: only
+  // the stages that can hold the peak are evaluated (the same verdict, bit for bit), so a plan
+  // of 65,536 stages is judged in a fraction of a second.
+  PlanScope scope;
+  scope.every_stage = false;
+  c.plan = sound_plan(c.loaded, scope);
   c.capacity = o.capacity.empty() ? static_cast<double>(c.loaded.input.cluster.gpu.memory_bytes)
                                   : config::parse_size_option("--capacity", o.capacity);
   c.limit = c.capacity * (1 - headroom);
@@ -59,11 +67,18 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   // The loader's warnings (a guessed architecture, a count that differs from the published
   // one) and the planner's (no activations for a count-only model, step time not computed).
   c.warnings = c.loaded.warnings;
-  c.warnings.insert(c.warnings.end(), c.plan.warnings.begin(), c.plan.warnings.end());
+  for (const std::string& w : c.plan.warnings) c.warnings.push_back(text::printable(w));
   c.guesses = c.loaded.guesses;
-  c.guesses.insert(c.guesses.end(), c.plan.guesses.begin(), c.plan.guesses.end());
+  for (const std::string& g : c.plan.guesses) c.guesses.push_back(text::printable(g));
   if (o.strict && c.status == Status::ok && !c.guesses.empty()) c.status = Status::unsure;
   return c;
+}
+
+// The worst stage's ledger: `stages` holds the candidate stages only (PlanScope::every_stage).
+const StageMemory& worst_stage(const PlanResult& plan) {
+  for (const StageMemory& st : plan.stages)
+    if (st.stage == plan.verdict.worst_stage) return st;
+  return plan.stages.front();
 }
 
 std::string status_text(Status s) {
@@ -137,7 +152,7 @@ std::string headline(const Checked& c, double unit, const std::string& u) {
 void print_details(const Checked& c, double unit, const std::string& u, double headroom,
                    std::ostream& out) {
   const Verdict& v = c.plan.verdict;
-  const StageMemory& st = c.plan.stages[v.worst_stage];
+  const StageMemory& st = worst_stage(c.plan);
   const std::string where =
       fmt::format("stage {} ({}), {} phase", st.stage, st.role, to_string(st.peak_phase));
   if (c.status == Status::over) {
@@ -333,12 +348,14 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
       all.push_back(check_one(o, name, headroom));
     } catch (const config::ConfigError& e) {
       Checked c;
-      c.name = name.empty() ? "(default plan)" : name;
+      c.name = name.empty() ? "(default plan)" : text::printable(name);
       c.status = Status::invalid;
       for (const config::Diagnostic& d : e.diagnostics()) {
         c.errors.push_back(d.to_string());
-        c.error_origins.push_back(d.origin);
-        c.error_messages.push_back(d.message);
+        config::Origin where = d.origin;
+        where.file = text::printable(where.file);
+        c.error_origins.push_back(where);
+        c.error_messages.push_back(text::printable(d.message));
         err << d.to_string() << "\n";
       }
       all.push_back(std::move(c));
@@ -349,7 +366,8 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   const std::string u = gib ? "GiB" : "GB";
   const int code = exit_code(all);
   if (o.format == "json") {
-    out << check_json(all, headroom).dump(2) << "\n";
+    out << check_json(all, headroom).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
     return code;
   }
   if (o.format == "junit") {
@@ -367,7 +385,7 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
       continue;
     }
     const Verdict& v = c.plan.verdict;
-    const StageMemory& st = c.plan.stages[v.worst_stage];
+    const StageMemory& st = worst_stage(c.plan);
     out << fmt::format("{:<{}}  {:<6} {:<18} {:<10} {:>9.2f} {:>9.2f} {:>8.1f}%\n", c.name, w,
                        status_text(c.status), fmt::format("stage {} ({})", st.stage, st.role),
                        to_string(v.phase), v.peak_bytes / unit, c.limit / unit,

@@ -148,7 +148,7 @@ int run_diff(const DiffOptions& o, std::ostream& out, std::ostream& /*err*/) {
     j["time"] = rows_json(time);
     j["communication"] = rows_json(comm);
     j["reliability"] = rows_json(reliability);
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return k_exit_ok;
   }
   if (o.format == "svg") {

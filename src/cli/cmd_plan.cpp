@@ -96,7 +96,7 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
         {"next_value", fit.next_value},
         {"next_peak_bytes", static_cast<std::int64_t>(std::llround(fit.next_peak_bytes))},
         {"evaluations", fit.evaluations}};
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     out << line << "\n\n"
         << report::render(format_of(o.format), fit.plan, loaded.plan_source(), ro);

@@ -58,6 +58,13 @@ std::string lower(std::string s) {
 }  // namespace
 
 int run_calibrate_probe(const CalibrateOptions& o, std::ostream& out, std::ostream& err) {
+  // First of all, before the options, the plan and MPI_Init: the launcher's SIGTERM (another
+  // rank failed) ends this rank with exit 3, and so does a start-up that does not finish within
+  // --startup-timeout (a rank that never started, failed or hangs).
+  probe::begin_startup(o.startup_timeout);
+  struct EndStartup {
+    ~EndStartup() { probe::end_startup(); }
+  } end_startup;
   probe::Options po;
   po.backend = o.backend;
   po.min_bytes = config::parse_size_option("--min-bytes", o.min_bytes);
@@ -71,6 +78,7 @@ int run_calibrate_probe(const CalibrateOptions& o, std::ostream& out, std::ostre
   po.warmup = o.warmup;
   po.iters = o.iters;
   po.timeout_s = o.timeout;
+  po.startup_timeout_s = o.startup_timeout;
   po.progress = !o.no_progress && ::isatty(2);
   for (const std::string& c : o.probe_collectives) {
     const auto k = calibrate::detail::collective_named(c);
@@ -92,7 +100,9 @@ int run_calibrate_probe(const CalibrateOptions& o, std::ostream& out, std::ostre
   po.launcher = probe::detect_launcher();
   std::unique_ptr<probe::Backend> backend;
   try {
-    backend = probe::make_backend(o.backend, po.launcher, o.timeout);
+    probe::startup_step("joining the other ranks (MPI_Init or the rendezvous)");
+    backend = probe::make_backend(o.backend, po.launcher, o.timeout, o.startup_timeout);
+    probe::startup_step("looking up the GPU's peaks");
     const bool lead = backend->rank() == 0;
     po.progress = po.progress && lead;
     // Peaks of this GPU: the plan's when it is for this GPU, else the preset of that name.
@@ -136,7 +146,7 @@ int run_calibrate_probe(const CalibrateOptions& o, std::ostream& out, std::ostre
   } catch (const std::exception& e) {
     // A ProbeError, or anything else once ranks exist: every rank ends, exit 3.
     err << fmt::format("trainledger: calibrate probe: rank {}: {}; exit 3, no profile written\n",
-                       backend ? backend->rank() : 0, e.what());
+                       backend ? backend->rank() : std::max(0, probe::launcher_rank()), e.what());
     err.flush();
     out.flush();
     probe::end_job(backend.get());

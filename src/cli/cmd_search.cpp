@@ -6,8 +6,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -15,6 +19,7 @@
 #include "search_output.hpp"
 #include "trainledger/layout_search.hpp"
 #include "trainledger/report.hpp"
+#include "trainledger/text.hpp"
 
 namespace trainledger::cli {
 
@@ -32,81 +37,178 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// The largest world a search takes: cluster.nodes and cluster.gpus_per_node at their limits.
+constexpr long long k_max_nodes = 1000000;
+constexpr long long k_max_gpus = 1 << 30;
+
 [[noreturn]] void usage_error(const std::string& option, const std::string& message) {
   throw config::ConfigError({config::Diagnostic{config::Origin{option, 0, 0, "option"}, message}});
 }
 
-int to_int(const std::string& option, const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const long v = std::stol(text, &used);
-    if (used == text.size() && v >= 0 && v <= 1000000) return static_cast<int>(v);
-  } catch (const std::exception&) {
-  }
-  usage_error(option, fmt::format("\"{}\" is not a count", text));
+// A whole number in [lo, hi], the whole text (std::from_chars: no sign, space or suffix).
+std::optional<long long> whole_number(const std::string& text, long long lo, long long hi) {
+  long long v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || ptr != end || v < lo || v > hi) return std::nullopt;
+  return v;
 }
 
-// --fix KEY=V and --allow KEY=V1,V2 into the search space.
-void restrict(SearchSpace& space, const std::string& option, const std::string& text) {
+// CLI11's check for a count option: the message names the option and the range.
+CLI::Validator count_from(long long lo, long long hi, const char* what) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        if (whole_number(s, lo, hi)) return std::string();
+        return fmt::format("\"{}\" is not {} (a whole number from {} to {})",
+                           text::printable(s, 40), what, lo, hi);
+      },
+      fmt::format("INT in [{} - {}]", lo, hi));
+}
+
+// An option whose value may not be empty (an empty string is not "not given").
+CLI::Validator non_empty(const char* example) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        return s.empty() ? fmt::format("an empty value; give a duration, e.g. {}", example)
+                         : std::string();
+      },
+      "DURATION");
+}
+
+// --fix KEY=V and --allow KEY=V1,V2, checked and with the key's canonical name and its values
+// normalised ("mb" → micro_batch, "true" → 1), so that two of them can be compared.
+struct Restriction {
+  std::string option;  // --fix or --allow
+  std::string text;    // as given
+  std::string key;
+  std::vector<std::string> values;
+};
+
+Restriction parse_restriction(const std::string& option, const std::string& text) {
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
     usage_error(option, fmt::format("\"{}\": expected KEY=VALUE[,VALUE...]", text));
-  const std::string key = text.substr(0, eq);
-  const std::vector<std::string> values = split(text.substr(eq + 1), ',');
-  auto ints = [&](std::vector<int>& into) {
-    for (const std::string& v : values) into.push_back(to_int(option, v));
+  Restriction r{option, text, text.substr(0, eq), {}};
+  std::string& key = r.key;
+  if (key == "mb") key = "micro_batch";
+  if (key == "vs") key = "virtual_stages";
+  if (key == "sp") key = "sequence_parallel";
+  if (key == "zero_shard_size") key = "shard";
+  const std::string rest = text.substr(eq + 1);
+  // A placement is itself a comma-separated list.
+  const std::vector<std::string> values =
+      key == "placement" && (rest == "tp,cp,dp,pp" || rest == "tp,cp,pp,dp")
+          ? std::vector<std::string>{rest}
+          : split(rest, ',');
+  auto ints = [&](long long lo, long long hi) {
+    for (const std::string& v : values) {
+      const auto n = whole_number(v, lo, hi);
+      if (!n)
+        usage_error(option,
+                    fmt::format("{}: \"{}\" is not a whole number from {} to {}", key, v, lo, hi));
+      r.values.push_back(std::to_string(*n));
+    }
   };
-  if (key == "tp") {
-    ints(space.tp);
-  } else if (key == "pp") {
-    ints(space.pp);
-  } else if (key == "cp") {
-    ints(space.cp);
-  } else if (key == "ep") {
-    ints(space.ep);
-  } else if (key == "zero") {
-    ints(space.zero);
-  } else if (key == "micro_batch" || key == "mb") {
-    ints(space.micro_batch);
-  } else if (key == "virtual_stages" || key == "vs") {
-    ints(space.virtual_stages);
-  } else if (key == "sp" || key == "sequence_parallel") {
+  auto flags = [&] {
     for (const std::string& v : values) {
       if (v != "true" && v != "false" && v != "0" && v != "1")
         usage_error(option, fmt::format("{}: \"{}\" is not true or false", key, v));
-      space.sequence_parallel.push_back(v == "true" || v == "1" ? 1 : 0);
+      r.values.push_back(v == "true" || v == "1" ? "1" : "0");
     }
+  };
+  if (key == "tp" || key == "pp" || key == "cp" || key == "ep") {
+    ints(1, 65536);
+  } else if (key == "micro_batch" || key == "virtual_stages" || key == "shard") {
+    ints(1, 1000000);
+  } else if (key == "zero") {
+    ints(0, 3);
+  } else if (key == "sequence_parallel" || key == "uneven") {
+    flags();
   } else if (key == "recompute") {
     for (const std::string& v : values) {
-      const Recompute r = from_string(v, Recompute::none);
-      if (to_string(r) != v)
+      if (to_string(from_string(v, Recompute::none)) != v)
         usage_error(option, fmt::format("recompute: \"{}\" is not none, selective, op or full", v));
-      space.recompute.push_back(r);
+      r.values.push_back(v);
     }
   } else if (key == "schedule") {
     for (const std::string& v : values) {
-      const Schedule s = from_string(v, Schedule::one_f_one_b);
-      if (to_string(s) != v)
+      if (to_string(from_string(v, Schedule::one_f_one_b)) != v)
         usage_error(option,
                     fmt::format("schedule: \"{}\" is not 1f1b, gpipe, interleaved or zb-h1", v));
-      space.schedule.push_back(s);
+      r.values.push_back(v);
     }
-  } else if (key == "shard" || key == "zero_shard_size") {
-    ints(space.shard);
   } else if (key == "placement") {
     for (const std::string& v : values) {
       if (v != "tp,cp,dp,pp" && v != "tp,cp,pp,dp" && v != "0" && v != "1")
         usage_error(option, "placement: 0 (tp, cp, dp, pp) or 1 (tp, cp, pp, dp)");
-      space.placement.push_back(v == "1" || v == "tp,cp,pp,dp" ? 1 : 0);
+      r.values.push_back(v == "1" || v == "tp,cp,pp,dp" ? "1" : "0");
     }
-  } else if (key == "uneven") {
-    space.uneven = values.front() == "true" || values.front() == "1";
   } else {
     usage_error(option,
                 fmt::format("unknown key \"{}\" (tp, pp, cp, ep, zero, sp, recompute, "
                             "micro_batch, schedule, virtual_stages, shard, placement, uneven)",
                             key));
   }
+  if (option == "--fix" && r.values.size() != 1)
+    usage_error(option, fmt::format("\"{}\": --fix holds a key at one value; several values are "
+                                    "--allow {}",
+                                    text, text));
+  if (key == "uneven" && r.values.size() != 1)
+    usage_error(option, fmt::format("\"{}\": uneven is true or false", text));
+  return r;
+}
+
+// The search space from every --fix and --allow: a key fixed twice to different values, allowed
+// twice, or fixed to a value its --allow excludes is a contradiction (exit 2), not a guess.
+void restrict(SearchSpace& space, const std::vector<std::string>& fixes,
+              const std::vector<std::string>& allows) {
+  std::map<std::string, Restriction> fixed, allowed;
+  for (const std::string& f : fixes) {
+    Restriction r = parse_restriction("--fix", f);
+    const auto [it, fresh] = fixed.emplace(r.key, r);
+    if (!fresh && it->second.values != r.values)
+      usage_error("--fix", fmt::format("{} is fixed twice to different values (--fix {} and --fix "
+                                       "{})",
+                                       r.key, it->second.text, r.text));
+  }
+  for (const std::string& a : allows) {
+    Restriction r = parse_restriction("--allow", a);
+    const auto [it, fresh] = allowed.emplace(r.key, r);
+    if (!fresh)
+      usage_error("--allow", fmt::format("{} is given twice (--allow {} and --allow {}): list its "
+                                         "values in one --allow",
+                                         r.key, it->second.text, r.text));
+    if (const auto f = fixed.find(r.key);
+        f != fixed.end() &&
+        std::find(r.values.begin(), r.values.end(), f->second.values.front()) == r.values.end())
+      usage_error("--fix", fmt::format("--fix {} contradicts --allow {}: its value is not among "
+                                       "those allowed",
+                                       f->second.text, r.text));
+  }
+  for (const auto& [key, r] : fixed) allowed.erase(key);
+  auto apply = [&space](const Restriction& r) {
+    auto ints = [&](std::vector<int>& into) {
+      for (const std::string& v : r.values) into.push_back(std::stoi(v));
+    };
+    const std::string& key = r.key;
+    if (key == "tp") ints(space.tp);
+    if (key == "pp") ints(space.pp);
+    if (key == "cp") ints(space.cp);
+    if (key == "ep") ints(space.ep);
+    if (key == "zero") ints(space.zero);
+    if (key == "micro_batch") ints(space.micro_batch);
+    if (key == "virtual_stages") ints(space.virtual_stages);
+    if (key == "shard") ints(space.shard);
+    if (key == "sequence_parallel") ints(space.sequence_parallel);
+    if (key == "placement") ints(space.placement);
+    if (key == "uneven") space.uneven = r.values.front() == "1";
+    for (const std::string& v : r.values) {
+      if (key == "recompute") space.recompute.push_back(from_string(v, Recompute::none));
+      if (key == "schedule") space.schedule.push_back(from_string(v, Schedule::one_f_one_b));
+    }
+  };
+  for (const auto& [key, r] : fixed) apply(r);
+  for (const auto& [key, r] : allowed) apply(r);
 }
 
 Objective objective_of(const std::string& s) {
@@ -144,8 +246,10 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
   add_plan_options(*sub, o.plan);
   sub->add_option("--gpus", o.gpus,
                   "search on this many GPUs (a multiple of gpus_per_node, or "
-                  "fewer than one node)");
-  sub->add_option("--nodes", o.nodes, "search on this many nodes");
+                  "fewer than one node)")
+      ->check(count_from(1, k_max_gpus, "a GPU count"));
+  sub->add_option("--nodes", o.nodes, "search on this many nodes")
+      ->check(count_from(1, k_max_nodes, "a node count"));
   sub->add_option("--objective", o.objective,
                   "rank by step-time (default), tokens-per-s (per GPU), memory (the worst "
                   "stage's peak) or cost (GPU-seconds per step)")
@@ -162,10 +266,12 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
                 "layout fits (and meets --target-step-time or --target-time-to-train), searched up "
                 "to --nodes/--gpus or "
                 "4096 nodes");
-  sub->add_option("--target-step-time", o.target, "with --fewest: a step time to reach, e.g. 2s");
+  sub->add_option("--target-step-time", o.target, "with --fewest: a step time to reach, e.g. 2s")
+      ->check(non_empty("2s"));
   sub->add_option("--target-time-to-train", o.target_train,
                   "with --fewest: a time to train training.tokens to reach, e.g. 30d (the global "
-                  "batch is held, so it is a step time: time x tokens per step / tokens)");
+                  "batch is held, so it is a step time: time x tokens per step / tokens)")
+      ->check(non_empty("30d"));
   sub->add_option("--format", o.format,
                   "table (default), json, csv or svg (the Pareto front and the top layouts, peak "
                   "memory against step time)")
@@ -182,8 +288,7 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
                 "a count-only model (model.params) has no layers to lay out: give its "
                 "architecture (model.preset, model.hf_config or the shape keys)");
   SearchOptions so;
-  for (const std::string& f : o.fix) restrict(so.space, "--fix", f);
-  for (const std::string& a : o.allow) restrict(so.space, "--allow", a);
+  restrict(so.space, o.fix, o.allow);
   so.objective = objective_of(o.objective);
   so.top = o.top;
   so.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());

@@ -78,7 +78,18 @@ CLI::App* add_sweep_command(CLI::App& app, SweepOptions& o) {
 
 int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<Axis> axes;
-  for (const std::string& v : o.vary) axes.push_back(axis_of(v));
+  for (const std::string& v : o.vary) {
+    axes.push_back(axis_of(v));
+    // One axis per key: a key varied twice would set it twice at each point, the last --set
+    // winning, and the grid would repeat itself.
+    for (std::size_t a = 0; a + 1 < axes.size(); ++a)
+      if (axes[a].key == axes.back().key)
+        throw config::ConfigError({config::Diagnostic{
+            config::Origin{"--vary", 0, 0, "option"},
+            fmt::format("{} is varied twice (--vary {}=... and --vary {}): list its values in one "
+                        "--vary",
+                        axes.back().key, axes[a].key, v)}});
+  }
   std::vector<std::string> show;
   {
     std::string cur;
@@ -99,11 +110,13 @@ int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err) {
                               "unknown quantity \"" + s +
                                   "\" (peak, fits, or an item id: trainledger plan --format "
                                   "json lists them)"}});
+  // The grid's size, checked as it grows: many axes of many values overflow a size_t.
   std::size_t total = 1;
-  for (const Axis& a : axes) total *= a.values.size();
-  if (total > 10000)
-    throw config::ConfigError({config::Diagnostic{config::Origin{"--vary", 0, 0, "option"},
-                                                  fmt::format("{} points: at most 10000", total)}});
+  for (const Axis& a : axes)
+    if (__builtin_mul_overflow(total, a.values.size(), &total) || total > 10000)
+      throw config::ConfigError({config::Diagnostic{
+          config::Origin{"--vary", 0, 0, "option"},
+          "more than 10000 points (the product of the values of every --vary): at most 10000"}});
   std::vector<Point> points;
   for (std::size_t n = 0; n < total; ++n) {
     Point p;
@@ -145,7 +158,7 @@ int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err) {
       }
       j["points"].push_back(q);
     }
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (o.format == "svg") {
     // The first quantity against the first knob's values (their numbers, else their rank), one
     // line per value of the second knob; bytes in GiB.

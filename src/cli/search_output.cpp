@@ -195,7 +195,7 @@ void print_search(const SearchRun& run, const SearchOptions& so, const std::stri
     for (const Layout& l : r.top) j["top"].push_back(layout_json(l));
     j["pareto"] = nlohmann::json::array();
     for (const Layout& l : r.pareto) j["pareto"].push_back(layout_json(l));
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (format == "svg") {
     std::vector<report::ChartPoint> points;
     for (const Layout& l : r.pareto)

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "calibration_detail.hpp"
+#include "trainledger/text.hpp"
 
 namespace trainledger::calibrate {
 
@@ -18,14 +20,17 @@ double median(std::vector<double> v) {
   return n == 0 ? 0 : (v[(n - 1) / 2] + v[n / 2]) / 2;
 }
 
-std::string toml_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
+// A TOML basic string that reads back whatever the text (a GPU name, host or file name from a
+// log): valid UTF-8, quotes, backslashes and every control character (DEL too) escaped.
+std::string toml_string(const std::string& s) { return "\"" + text::toml_string(s) + "\""; }
+
+// A number the profile records must be finite: a profile that says "inf GB/s" does not read back.
+void require_finite(const std::string& source, const char* what, double v) {
+  if (!std::isfinite(v))
+    fail(source, 0,
+         fmt::format("the fit's {} is not a finite number: the log's sizes and times do not "
+                     "make a sweep",
+                     what));
 }
 
 // Four significant digits in GB/s, MB/s or kB/s (a slow link must not round to zero).
@@ -67,7 +72,8 @@ Fit fit_sweep(const Sweep& s) {
     if (p.bytes <= 65536) small.push_back(p.seconds);
   if (!small.empty()) {
     f.alpha_s = median(small);
-  } else if (s.points.size() >= 2 && s.points[0].bytes <= 4 << 20) {
+  } else if (s.points.size() >= 2 && s.points[0].bytes <= 4 << 20 &&
+             s.points[1].bytes > s.points[0].bytes) {
     const Point& a = s.points[0];
     const Point& b = s.points[1];
     const double slope = (b.seconds - a.seconds) / (b.bytes - a.bytes);
@@ -94,6 +100,7 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
   p.tool = tool;
   p.method = method;
   p.created = created;
+  std::set<std::string> hosts;  // a set, not a search of the list: 65,536 hosts per sweep
   for (const Sweep& s : sweeps) {
     if (std::find(p.sources.begin(), p.sources.end(), s.source) == p.sources.end())
       p.sources.push_back(s.source);
@@ -106,8 +113,13 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
                          s.gpu_name, p.gpu_name, p.sources.front()));
     }
     for (const std::string& h : s.hosts)
-      if (std::find(p.hosts.begin(), p.hosts.end(), h) == p.hosts.end()) p.hosts.push_back(h);
+      if (hosts.insert(h).second) p.hosts.push_back(h);
     p.fits.push_back(fit_sweep(s));
+    const Fit& f = p.fits.back();
+    require_finite(s.source, "latency α", f.alpha_s);
+    require_finite(s.source, "bus bandwidth B", f.busbw);
+    require_finite(s.source, "largest message's bus bandwidth", f.largest_busbw);
+    require_finite(s.source, "worst error", f.worst_error);
   }
   if (p.gpu_name.empty() && !sweeps.empty())
     p.notes.push_back(

@@ -38,10 +38,11 @@ const std::vector<std::string>& hf_model_types() { return supported(); }
 
 SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
                           std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
-                          std::vector<std::string>& guesses, const std::string& read_as) {
+                          std::vector<std::string>& guesses, const std::string& read_as,
+                          const std::string& root) {
   SettingMap out;
   std::string why;
-  const std::optional<std::string> text = read_regular_file(path, k_max_hf_config_bytes, why);
+  const std::optional<std::string> text = read_file_inside(path, root, k_max_hf_config_bytes, why);
   if (!text) {
     errors.push_back(
         Diagnostic{asked_at, fmt::format("model.hf_config: cannot read \"{}\": {}", path, why)});

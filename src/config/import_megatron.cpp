@@ -4,6 +4,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
 
 #include "import_sink.hpp"
 #include "shell_words.hpp"
@@ -75,85 +80,156 @@ bool takes_value(const std::vector<Token>& t, std::size_t i) {
   return i + 1 < t.size() && t[i + 1].text.rfind("--", 0) != 0;
 }
 
-// A value as an error message shows it: at most 40 characters.
-std::string shown(const std::string& v) { return v.size() > 40 ? v.substr(0, 40) + "..." : v; }
+const Flag* find_flag(std::string_view name) {
+  static const std::unordered_map<std::string_view, const Flag*> by_name = [] {
+    std::unordered_map<std::string_view, const Flag*> m;
+    for (const Flag& f : k_megatron_flags) m.emplace(f.name, &f);
+    return m;
+  }();
+  const auto it = by_name.find(name);
+  return it == by_name.end() ? nullptr : it->second;
+}
+
+// What the script gives a flag (the last time it names it).
+struct Given {
+  std::string value;
+  int line = 0;
+  std::string problem;        // why the value is not known (Token::problem)
+  bool inline_value = false;  // --flag=value
+};
+
+// Bounds of the integer a flag gives: its plan key's, else the ones written here.
+struct Bounds {
+  std::int64_t min, max;
+};
+
+Bounds bounds_of(const std::string& key, Bounds otherwise) {
+  const auto dot = key.find('.');
+  if (const KeySpec* k =
+          dot == std::string::npos ? nullptr : find_key(key.substr(0, dot), key.substr(dot + 1));
+      k && k->max > 0)
+    return Bounds{static_cast<std::int64_t>(k->min), static_cast<std::int64_t>(k->max)};
+  return otherwise;
+}
 
 }  // namespace
 
 void import_megatron(const std::string& text, Sink& s) {
-  Shell sh(text);
+  const Shell sh(text);
   const auto& t = sh.tokens();
   auto at = [&](int line) { return Origin{s.path(), line, 1, "import"}; };
-  if (sh.m_too_long > 0) {
-    s.error(at(sh.m_too_long),
-            "the script's variables expand beyond 64 KiB or 200,000 words: "
-            "not a launch script the importer reads");
+  if (sh.failed()) {
+    s.error(at(sh.failed_line()), sh.failure());
     return;
   }
   s.put("training.framework", string_value("megatron", at(1)));
-  std::map<std::string, std::pair<std::string, int>> seen;  // flag → value, line (last wins)
-  std::vector<std::string> ignored;
+  std::map<std::string, Given> seen;  // flag → what the script gives it (the last wins)
+  std::vector<std::string> unknown;   // flags not read, in the script's order (the sink keeps
+                                      // each once)
   for (std::size_t i = 0; i < t.size(); ++i) {
     const std::string& w = t[i].text;
     if (w.rfind("--", 0) != 0) continue;
-    std::string flag = w, value;
+    std::string flag = w;
+    Given g{"", t[i].line, "", false};
     if (const auto eq = w.find('='); eq != std::string::npos) {
       flag = w.substr(0, eq);
-      value = w.substr(eq + 1);
+      g.value = w.substr(eq + 1);
+      g.problem = t[i].problem;
+      g.inline_value = true;
     }
-    const Flag* known = nullptr;
-    for (const Flag& f : k_megatron_flags)
-      if (flag == f.name) known = &f;
+    const Flag* known = find_flag(flag);
     if (!known) {
-      if (value.empty() && takes_value(t, i)) ++i;
-      if (std::find(ignored.begin(), ignored.end(), flag) == ignored.end()) ignored.push_back(flag);
+      if (!g.inline_value && takes_value(t, i)) ++i;
+      unknown.push_back(std::move(flag));
       continue;
     }
-    if (known->has_value && value.empty()) {
+    if (known->has_value && !g.inline_value) {
       if (i + 1 >= t.size() || t[i + 1].text.rfind("--", 0) == 0) {
         s.error(at(t[i].line), fmt::format("{} needs a value", flag));
         continue;
       }
-      value = t[++i].text;
+      ++i;
+      g.value = t[i].text;
+      g.problem = t[i].problem;
+      g.line = t[i].line;
     }
-    seen[flag] = {value, t[i].line};
+    seen[flag] = std::move(g);
   }
-  for (const auto& [name, line] : sh.m_unresolved) {
-    for (const auto& [flag, v] : seen)
-      if (v.first.find("$" + name) != std::string::npos || v.first == name)
-        s.error(at(v.second),
-                fmt::format("{} {}: the script does not define {} (give the value, or import the "
-                            "argument list the job ran with)",
-                            flag, shown(v.first), shown(name)));
-  }
-  auto integer = [&](const std::string& flag, const std::pair<std::string, int>& v) {
-    char* end = nullptr;
-    const long long x = std::strtoll(v.first.c_str(), &end, 10);
-    if (end == v.first.c_str() || *end != '\0') {
-      s.error(at(v.second), fmt::format("{} {}: expected an integer", flag, shown(v.first)));
-      return std::optional<long long>();
-    }
-    return std::optional<long long>(x);
+
+  // The value of a flag as a message quotes it.
+  auto said = [&](const std::string& flag, const Given& g) {
+    return fmt::format("{} {}", flag, shown(g.value));
   };
+  // An integer within `b`, or a located error naming the flag.
+  auto integer = [&](const std::string& flag, const Given& g,
+                     Bounds b) -> std::optional<std::int64_t> {
+    const auto x = parse_int(g.value);
+    const bool digits =
+        !g.value.empty() && std::all_of(g.value.begin() + (g.value[0] == '-'), g.value.end(),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+    if (!x && !(digits && g.value != "-")) {
+      s.error(at(g.line), fmt::format("{}: expected an integer", said(flag, g)));
+      return std::nullopt;
+    }
+    if (!x || *x < b.min || *x > b.max) {
+      s.error(at(g.line), fmt::format("{}: out of range ({} to {})", said(flag, g), b.min, b.max));
+      return std::nullopt;
+    }
+    return x;
+  };
+  // The value of another flag when it is a usable integer; its own errors are its own.
+  auto quiet_integer = [&](const char* flag, Bounds b) -> std::optional<std::int64_t> {
+    const auto it = seen.find(flag);
+    if (it == seen.end() || !it->second.problem.empty()) return std::nullopt;
+    const auto x = parse_int(it->second.value);
+    if (!x || *x < b.min || *x > b.max) return std::nullopt;
+    return x;
+  };
+  const Bounds layers_bounds = bounds_of("model.layers", {1, 100000});
+  const Bounds pp_bounds = bounds_of("parallel.pp", {1, 65536});
+
   for (const auto& [flag, v] : seen) {
-    const Origin o = at(v.second);
-    const Flag* f = nullptr;
-    for (const Flag& k : k_megatron_flags)
-      if (flag == k.name) f = &k;
+    const Origin o = at(v.line);
+    const Flag* f = find_flag(flag);
+    if (!f->has_value && v.inline_value) {
+      s.error(o, fmt::format("{}={}: {} takes no value", flag, shown(v.value), flag));
+      continue;
+    }
+    if (!v.problem.empty()) {
+      s.error(o, fmt::format("{}: {}", said(flag, v), shown(v.problem, 240)));
+      continue;
+    }
     if (f->key[0] != '\0') {
       const std::string key = f->key;
       if (flag == "--sequence-parallel") {
-        const auto tp = seen.find("--tensor-model-parallel-size");
-        if (tp == seen.end() || tp->second.first == "1") {
+        if (quiet_integer("--tensor-model-parallel-size", bounds_of("parallel.tp", {1, 65536}))
+                .value_or(1) == 1) {
           s.ignore(flag, "Megatron-LM turns sequence parallelism off when tp = 1");
           continue;
         }
       }
+      if (flag == "--num-query-groups" && !seen.count("--group-query-attention")) {
+        s.ignore(flag, "Megatron-LM reads it with --group-query-attention only");
+        continue;
+      }
+      if ((flag == "--nproc_per_node" || flag == "--nproc-per-node") &&
+          (v.value == "gpu" || v.value == "auto")) {
+        s.ignore(flag + " " + v.value,
+                 "torchrun counts the node's GPUs: set cluster.gpus_per_node");
+        continue;
+      }
+      if (flag == "--nnodes" && v.value.find(':') != std::string::npos) {
+        s.ignore(flag + " " + v.value, "an elastic range of nodes: set cluster.nodes");
+        continue;
+      }
       if (!f->has_value) {
         s.put(key, boolean_value(true, o));
       } else if (key == "training.moe_capacity_factor") {
-        s.put(key, number_value(std::atof(v.first.c_str()), o));
-      } else if (const auto x = integer(flag, v)) {
+        if (const auto x = parse_number(v.value))
+          s.put(key, number_value(*x, o));
+        else
+          s.error(o, fmt::format("{}: expected a number", said(flag, v)));
+      } else if (const auto x = integer(flag, v, bounds_of(key, {1, INT64_MAX}))) {
         s.put(key, integer_value(*x, o));
       }
       continue;
@@ -162,12 +238,22 @@ void import_megatron(const std::string& text, Sink& s) {
     // FP8 recipes run beside --bf16: FP8 wins.
     if ((flag == "--bf16" || flag == "--fp16") && !seen.count("--fp8-format"))
       s.put("training.precision", string_value(flag.substr(2), o));
-    if (flag == "--fp8-format") s.put("training.precision", string_value("fp8", o));
+    if (flag == "--fp8-format") {
+      // Megatron-LM's choices (arguments.py).
+      if (v.value == "e4m3" || v.value == "hybrid")
+        s.put("training.precision", string_value("fp8", o));
+      else
+        s.error(o, fmt::format("{}: expected e4m3 or hybrid", said(flag, v)));
+    }
     if (flag == "--fp8-param-gather")
       s.ignore(flag, "FP8 parameter all-gather is not modelled yet");
     if (flag == "--swiglu") s.put("model.ffn_act", string_value("swiglu", o));
-    if (flag == "--normalization")
-      s.put("model.norm", string_value(v.first == "RMSNorm" ? "rmsnorm" : "layernorm", o));
+    if (flag == "--normalization") {
+      if (v.value == "RMSNorm" || v.value == "LayerNorm")
+        s.put("model.norm", string_value(v.value == "RMSNorm" ? "rmsnorm" : "layernorm", o));
+      else
+        s.error(o, fmt::format("{}: expected LayerNorm or RMSNorm", said(flag, v)));
+    }
     if (flag == "--untie-embeddings-and-output-weights")
       s.put("model.tied_embeddings", boolean_value(false, o));
     if (flag == "--disable-bias-linear") s.put("model.bias", string_value("none", o));
@@ -177,45 +263,61 @@ void import_megatron(const std::string& text, Sink& s) {
     if (flag == "--recompute-activations")
       s.put("training.recompute", string_value("selective", o));
     if (flag == "--recompute-granularity") {
-      if (v.first != "full" && v.first != "selective")
-        s.error(o, fmt::format("--recompute-granularity {}: expected full or selective",
-                               shown(v.first)));
+      if (v.value != "full" && v.value != "selective")
+        s.error(o, fmt::format("{}: expected full or selective", said(flag, v)));
       else
-        s.put("training.recompute", string_value(v.first, o));
+        s.put("training.recompute", string_value(v.value, o));
     }
-    if (flag == "--recompute-method" || flag == "--recompute-num-layers")
+    if (flag == "--recompute-method") {
+      if (v.value != "uniform" && v.value != "block")
+        s.error(o, fmt::format("{}: expected uniform or block", said(flag, v)));
+      else
+        s.ignore(flag, "recompute of a subset of layers: set training.recompute_layers");
+    }
+    if (flag == "--recompute-num-layers" && integer(flag, v, layers_bounds))
       s.ignore(flag, "recompute of a subset of layers: set training.recompute_layers");
     if (flag == "--virtual-pipeline-model-parallel-size") {
-      if (const auto x = integer(flag, v)) {
+      if (seen.count("--num-layers-per-virtual-pipeline-stage")) {
+        s.error(o,
+                "--virtual-pipeline-model-parallel-size and "
+                "--num-layers-per-virtual-pipeline-stage: give one of them");
+      } else if (const auto x = integer(flag, v, bounds_of("parallel.virtual_stages", {1, 1000}))) {
         s.put("parallel.virtual_stages", integer_value(*x, o));
         s.put("parallel.schedule", string_value("interleaved", o));
       }
     }
-    if (flag == "--num-layers-per-virtual-pipeline-stage") {
-      const auto layers = seen.find("--num-layers");
-      const auto pp = seen.find("--pipeline-model-parallel-size");
-      const auto per = integer(flag, v);
-      if (layers == seen.end() || pp == seen.end() || !per || *per <= 0) {
+    if (flag == "--num-layers-per-virtual-pipeline-stage" &&
+        !seen.count("--virtual-pipeline-model-parallel-size")) {
+      const auto per = integer(flag, v, layers_bounds);
+      if (!per) continue;
+      if (!seen.count("--num-layers") || !seen.count("--pipeline-model-parallel-size")) {
         s.error(o,
                 "--num-layers-per-virtual-pipeline-stage needs --num-layers and "
                 "--pipeline-model-parallel-size beside it");
+        continue;
+      }
+      // Their own values are checked (and any error given) where they are read.
+      const auto l = quiet_integer("--num-layers", layers_bounds);
+      const auto p = quiet_integer("--pipeline-model-parallel-size", pp_bounds);
+      if (!l || !p) continue;
+      std::int64_t chunk = 0;  // layers per chunk times the stages
+      if (__builtin_mul_overflow(*p, *per, &chunk) || chunk <= 0 || *l % chunk != 0) {
+        s.error(o, fmt::format("--num-layers-per-virtual-pipeline-stage {}: {} layers do not "
+                               "split into {} stages of that",
+                               *per, *l, *p));
       } else {
-        const long long l = std::atoll(layers->second.first.c_str());
-        const long long p = std::atoll(pp->second.first.c_str());
-        if (p > 0 && l % (p * *per) == 0) {
-          s.put("parallel.virtual_stages", integer_value(l / (p * *per), o));
-          s.put("parallel.schedule", string_value("interleaved", o));
-        } else {
-          s.error(o, fmt::format("--num-layers-per-virtual-pipeline-stage {}: {} layers do not "
-                                 "split into {} stages of that",
-                                 *per, l, p));
-        }
+        s.put("parallel.virtual_stages", integer_value(*l / chunk, o));
+        s.put("parallel.schedule", string_value("interleaved", o));
       }
     }
     if (flag == "--moe-shared-expert-intermediate-size") {
-      if (const auto x = integer(flag, v)) {
-        s.put("model.shared_experts", integer_value(1, o));
-        s.put("model.shared_expert_ffn", integer_value(*x, o));
+      if (const auto x = integer(flag, v, bounds_of("model.shared_expert_ffn", {1, 100000000}))) {
+        if (*x == 0) {
+          s.error(o, fmt::format("{}: must be at least 1", said(flag, v)));
+        } else {
+          s.put("model.shared_experts", integer_value(1, o));
+          s.put("model.shared_expert_ffn", integer_value(*x, o));
+        }
       }
     }
     if (flag == "--cross-entropy-loss-fusion") s.put("training.loss", string_value("fused", o));
@@ -224,10 +326,19 @@ void import_megatron(const std::string& text, Sink& s) {
       s.put("training.grad_dtype", string_value("bf16", o));
       s.put("training.reduce_dtype", string_value("bf16", o));
     }
-    if (flag == "--use-flash-attn" || flag == "--attention-backend")
-      s.put("training.attention", string_value("flash", o));
+    if (flag == "--use-flash-attn") s.put("training.attention", string_value("flash", o));
+    if (flag == "--attention-backend") {
+      // Megatron-LM's AttnBackend: flash, fused (cuDNN) and auto keep no s² scores; unfused
+      // and local (Megatron's own DotProductAttention) materialize them.
+      if (v.value == "flash" || v.value == "fused" || v.value == "auto")
+        s.put("training.attention", string_value("flash", o));
+      else if (v.value == "unfused" || v.value == "local")
+        s.put("training.attention", string_value("eager", o));
+      else
+        s.error(o, fmt::format("{}: expected flash, fused, unfused, local or auto", said(flag, v)));
+    }
   }
-  for (const std::string& f : ignored) s.ignore(f, "");
+  for (const std::string& f : unknown) s.ignore(f, "");
 }
 
 }  // namespace trainledger::config::importing

@@ -1,17 +1,57 @@
 // Shared by the importers of training configs (docs/config.md#importing-training-configs): the
 // sink that turns what a file says into plan settings with their origins, and small readers.
+// The files come from pull requests (`trainledger check` as a CI gate): whatever of them a
+// message or a warning quotes goes through shown(), never raw.
 #pragma once
 
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "resolve.hpp"
+#include "trainledger/text.hpp"
 
 namespace trainledger::config::importing {
 
+// Text from an imported file as a message or a warning quotes it: text::printable (control
+// characters and bytes that are not valid UTF-8 escaped as \xNN), at most `max` characters
+// ("…" marks a cut).
+inline std::string shown(std::string_view s, std::size_t max = 80) {
+  // A character is at most 4 bytes: the prefix is enough, and a 4 MiB value costs no more.
+  return text::printable(s.substr(0, 4 * max + 4), max);
+}
+
+// The same between double quotes: a string value of the file.
+inline std::string in_quotes(std::string_view s) { return "\"" + shown(s) + "\""; }
+
+// A whole decimal integer of 64 bits ("42", "-1"): nothing before or after it, no overflow.
+inline std::optional<std::int64_t> parse_int(std::string_view s) {
+  std::int64_t x = 0;
+  const char* end = s.data() + s.size();
+  const auto r = std::from_chars(s.data(), end, x);
+  if (s.empty() || r.ec != std::errc() || r.ptr != end) return std::nullopt;
+  return x;
+}
+
+// A whole finite decimal number ("1.25", "2", "1e-3").
+inline std::optional<double> parse_number(std::string_view s) {
+  double x = 0;
+  const char* end = s.data() + s.size();
+  const auto r = std::from_chars(s.data(), end, x);
+  if (s.empty() || r.ec != std::errc() || r.ptr != end || !std::isfinite(x)) return std::nullopt;
+  return x;
+}
+
 class Sink {
  public:
+  // Entries of the ignored list kept for the warning; the rest are counted.
+  static constexpr std::size_t k_max_ignored = 200;
+
   Sink(std::string path, SettingMap& out, std::vector<Diagnostic>& errors)
       : m_path(std::move(path)), m_out(out), m_errors(errors) {}
   void put(const std::string& full, Value v) {
@@ -20,15 +60,35 @@ class Sink {
     if (!spec) return;
     if (v.origin.file.empty()) v.origin.file = m_path;
     v.origin.what = "import";
-    if (auto s = to_setting(*spec, v, m_errors)) m_out[spec->full_name()] = *s;
+    std::vector<Diagnostic> found;
+    if (auto s = to_setting(*spec, v, found)) m_out[spec->full_name()] = *s;
+    // The key's own messages quote the value as written: bounded and escaped here.
+    const std::string raw = v.to_text();
+    const std::string safe = shown(raw);
+    for (Diagnostic& d : found) {
+      if (raw != safe)
+        for (auto at = d.message.find(raw); at != std::string::npos;
+             at = d.message.find(raw, at + safe.size()))
+          d.message.replace(at, raw.size(), safe);
+      m_errors.push_back(std::move(d));
+    }
   }
+  // `what` may hold the file's text (a flag, a key): shown escaped and bounded; each entry once.
   void ignore(const std::string& what, const std::string& why) {
-    m_ignored.push_back(what + (why.empty() ? "" : " (" + why + ")"));
+    if (!m_seen.insert(what + '\0' + why).second) return;
+    if (m_ignored.size() < k_max_ignored)
+      m_ignored.push_back(shown(what, 120) + (why.empty() ? "" : " (" + why + ")"));
+    else
+      ++m_more;
   }
   void error(const Origin& at, const std::string& message) {
     m_errors.push_back(Diagnostic{at, message});
   }
-  const std::vector<std::string>& ignored() const { return m_ignored; }
+  std::vector<std::string> ignored() const {
+    std::vector<std::string> all = m_ignored;
+    if (m_more > 0) all.push_back("and " + std::to_string(m_more) + " more");
+    return all;
+  }
   const std::string& path() const { return m_path; }
 
  private:
@@ -36,6 +96,8 @@ class Sink {
   SettingMap& m_out;
   std::vector<Diagnostic>& m_errors;
   std::vector<std::string> m_ignored;
+  std::unordered_set<std::string> m_seen;
+  std::size_t m_more = 0;
 };
 
 inline const Value* field(const Value& t, const std::string& key) {
@@ -52,6 +114,11 @@ inline std::optional<double> number_of(const Value& v) {
 
 inline bool auto_value(const Value& v) {
   return v.type == Value::Type::string && v.string == "auto";
+}
+
+// A value as an error message shows it: strings quoted and escaped, the rest as written.
+inline std::string shown(const Value& v) {
+  return v.type == Value::Type::string ? in_quotes(v.string) : shown(v.to_text());
 }
 
 // One reader per stack; each puts the keys it reads and lists what it ignores.

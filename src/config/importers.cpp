@@ -24,9 +24,10 @@ const std::vector<std::string>& import_kinds() {
 }
 
 SettingMap read_import(const std::string& kind, const std::string& path, const Origin& asked_at,
-                       std::vector<Diagnostic>& errors, std::vector<std::string>& warnings) {
+                       std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
+                       const std::string& root) {
   std::string why;
-  const std::optional<std::string> text = read_regular_file(path, k_max_hf_config_bytes, why);
+  const std::optional<std::string> text = read_file_inside(path, root, k_max_hf_config_bytes, why);
   if (!text) {
     errors.push_back(
         Diagnostic{asked_at, fmt::format("import.{}: cannot read \"{}\": {}", kind, path, why)});

@@ -12,6 +12,13 @@ namespace trainledger::config {
 
 namespace {
 
+// A JSON pointer as an origin shows it: each key at most 48 bytes, the whole at most 256 (then
+// "/..."), so that the origins of a document stay small whatever its keys.
+std::string child(const std::string& where, const std::string& key) {
+  if (where.size() > 256) return where.substr(where.size() - 4) == "/..." ? where : where + "/...";
+  return where + "/" + (key.size() > 48 ? key.substr(0, 48) + "..." : key);
+}
+
 Value convert(const nlohmann::json& j, const std::string& where) {
   Value v;
   v.origin = Origin{where, 0, 0, "hf_config"};
@@ -45,14 +52,18 @@ Value convert(const nlohmann::json& j, const std::string& where) {
       break;
     case nlohmann::json::value_t::array:
       v.type = Value::Type::array;
+      v.items.reserve(j.size());
       for (std::size_t i = 0; i < j.size(); ++i)
-        v.items.push_back(convert(j[i], where + "/" + std::to_string(i)));
+        v.items.push_back(convert(j[i], child(where, std::to_string(i))));
       break;
     case nlohmann::json::value_t::object:
       v.type = Value::Type::table;
+      v.fields.reserve(j.size());
+      v.key_origins.reserve(j.size());
       for (auto it = j.begin(); it != j.end(); ++it) {
-        v.fields.push_back(Field{it.key(), convert(it.value(), where + "/" + it.key())});
-        v.key_origins.push_back(Origin{where + "/" + it.key(), 0, 0, "hf_config"});
+        const std::string at = child(where, it.key());
+        v.fields.push_back(Field{it.key(), convert(it.value(), at)});
+        v.key_origins.push_back(Origin{at, 0, 0, "hf_config"});
       }
       break;
     default:
@@ -102,17 +113,36 @@ void scan_outside_strings(const std::string& text, Visit visit) {
 }
 
 // Nesting deeper than any config.json needs is refused before parsing (the conversion below
-// recurses once per level).
+// recurses once per level), and so are more values than any config.json or DeepSpeed config
+// holds (the largest have a few thousand: id2label tables): a 4 MiB file of "[1,1,...]" would
+// take seconds and half a gigabyte as a Value tree. Each value after the first of its array or
+// object follows a comma, and each array or object is one: commas + brackets + 1 bound them.
 constexpr int k_max_json_depth = 64;
+constexpr std::size_t k_max_json_values = 100000;
 
-void check_depth(const std::string& text, const std::string& path) {
+void check_structure(const std::string& text, const std::string& path) {
+  // nlohmann's reader stops at a NUL as at the end of the text: what follows would be
+  // dropped unread.
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    const std::size_t line_start = text.rfind('\n', nul);
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + nul, '\n'));
+    const int column =
+        static_cast<int>(nul - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
+    throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
+                                  "invalid JSON: a NUL byte (the file is not JSON text)"}});
+  }
   int depth = 0;
+  std::size_t values = 1;
   scan_outside_strings(text, [&](std::size_t i, int line, int column) -> std::size_t {
     const char c = text[i];
     if ((c == '{' || c == '[') && ++depth > k_max_json_depth)
       throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
                                     "invalid config.json: nested deeper than 64 levels"}});
     if (c == '}' || c == ']') --depth;
+    if ((c == '{' || c == '[' || c == ',') && ++values > k_max_json_values)
+      throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
+                                    "invalid JSON: more than 100,000 values (more than any "
+                                    "config.json or DeepSpeed config holds)"}});
     return 1;
   });
 }
@@ -135,7 +165,7 @@ bool find_overflow(const std::string& text, int& line, int& column) {
 }
 
 Value parse_json(const std::string& text, const std::string& path) {
-  check_depth(text, path);
+  check_structure(text, path);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

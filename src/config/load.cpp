@@ -12,6 +12,7 @@
 #include "resolve.hpp"
 #include "trainledger/calibrate.hpp"
 #include "trainledger/config.hpp"
+#include "trainledger/text.hpp"
 
 namespace trainledger::config {
 
@@ -41,20 +42,33 @@ Source source_of(const Origin& o) {
   return Source::default_value;
 }
 
+// Warnings list what an import ignored, and values may be long lists: kept whole up to this
+// many characters (the importers bound their lists).
+constexpr std::size_t k_long_text = 16384;
+
 LoadedPlan finish(Resolution& r, const std::string& source) {
   std::vector<Diagnostic> errors;
   LoadedPlan out;
-  out.source = source;
   build_input(r, out.input, errors);
   throw_if(errors);
+  // Where foreign text enters the reports: the plan's name (a file name from a pull request),
+  // the names a plan or config.json gives, the values as written, the origins and the
+  // warnings (ignored keys) are made printable here, once: valid UTF-8 without control
+  // characters. Each report then escapes them for its own syntax (XML, Markdown, TOML, shell).
+  out.source = text::printable(source);
+  out.input.model.name = text::printable(out.input.model.name);
+  out.input.cluster.gpu.name = text::printable(out.input.cluster.gpu.name);
   for (const KeySpec& k : key_table()) {
     auto it = r.settings.find(k.full_name());
     if (it == r.settings.end()) continue;
-    out.resolved.push_back(ResolvedValue{k.full_name(), it->second.display, it->second.origin});
+    Origin origin = it->second.origin;
+    origin.file = text::printable(origin.file);
+    out.resolved.push_back(
+        ResolvedValue{k.full_name(), text::printable(it->second.display, k_long_text), origin});
     out.input.provenance.set(k.full_name(), source_of(it->second.origin));
   }
-  out.warnings = r.warnings;
-  out.guesses = r.guesses;
+  for (const std::string& w : r.warnings) out.warnings.push_back(text::printable(w, k_long_text));
+  for (const std::string& g : r.guesses) out.guesses.push_back(text::printable(g, k_long_text));
   return out;
 }
 

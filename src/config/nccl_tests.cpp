@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration_detail.hpp"
+#include "trainledger/text.hpp"
 
 namespace trainledger::calibrate {
 
@@ -21,12 +23,28 @@ using namespace detail;
 
 namespace {
 
+// The most ranks a log may describe: the devices it lists, nthreads × ngpus per process, the
+// ranks a busbw/algbw ratio tells. Every loop and allocation driven by a rank count in the file
+// is bounded by it before it starts.
+constexpr int k_max_ranks = 65536;
+// The most entries of a -J "results" list (sizes of one sweep: 8 B to 8 GiB in steps of 2 are 31).
+constexpr std::size_t k_max_results = 65536;
+
 std::optional<double> number(const std::string& s) {
   if (s.empty()) return std::nullopt;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
+}
+
+// A GPU's name as a log prints it, made printable (valid UTF-8, control characters such as
+// DEL written as \xNN) and at most 255 characters: the name goes into the profile, which must
+// read back, and into the terminal.
+std::string gpu_name_of(const std::string& raw) {
+  std::string name = text::printable(raw, 255);
+  while (!name.empty() && name.back() == ' ') name.pop_back();
+  return name;
 }
 
 std::vector<std::string> split(const std::string& line) {
@@ -116,8 +134,12 @@ std::optional<RankLine> rank_line(const std::string& line) {
   if (t[i] == "Group") i += 2;
   if (i + 5 >= t.size() || t[i] != "Pid" || t[i + 2] != "on" || t[i + 4] != "device")
     return std::nullopt;
-  if (t[1].size() > 7) return std::nullopt;
-  r.rank = std::stoi(t[1]);
+  // A rank beyond the planner's largest test is kept as -2: the caller refuses it, located.
+  int rank = 0;
+  const auto [end, ec] = std::from_chars(t[1].data(), t[1].data() + t[1].size(), rank);
+  r.rank = ec == std::errc() && end == t[1].data() + t[1].size() && rank >= 0 && rank < k_max_ranks
+               ? rank
+               : -2;
   r.host = t[i + 3];
   const std::size_t bracket = line.find(']', line.find(" device "));
   if (bracket == std::string::npos) return std::nullopt;
@@ -158,6 +180,8 @@ void add_row(Raw& raw, double bytes, double us, double alg, double bus, const st
   if (bytes <= 0 || us <= 0) return;  // nccl-tests prints size-0 rows for some tests
   if (bytes > 1e15 || us > 1e12)
     fail(name, line, "a result row out of range (size or time too large)");
+  // Below a nanosecond no collective runs; such a time would make the bandwidth infinite.
+  if (us < 1e-3) fail(name, line, fmt::format("a result row's time {:g} us is below 1 ns", us));
   if (raw.rows.size() >= 4096) fail(name, line, "more than 4096 result rows");
   raw.rows.push_back(Row{bytes, us, alg, bus, line});
 }
@@ -182,23 +206,50 @@ Raw read_json(const std::string& text, const std::string& name) {
   };
   if (j.contains("config") && j["config"].is_object()) {
     const nlohmann::json& c = j["config"];
-    // Each process lists its first GPU; it drives nthreads × ngpus ranks.
-    const int per_process = count(c, "nthreads") * count(c, "ngpus");
+    // Each process lists its first GPU; it drives nthreads × ngpus ranks. The total is bounded
+    // (checked products) before any rank is stored: 65,536 processes × 1024 × 1024 would be
+    // 2^36 map entries.
+    const int nthreads = count(c, "nthreads");
+    const int ngpus = count(c, "ngpus");
+    int per_process = 0;
+    if (__builtin_mul_overflow(nthreads, ngpus, &per_process) || per_process > k_max_ranks)
+      fail(name, 0,
+           fmt::format("config: nthreads {} × ngpus {} ranks per process: at most {} ranks",
+                       nthreads, ngpus, k_max_ranks));
     if (c.contains("devices") && c["devices"].is_array()) {
-      if (c["devices"].size() > 65536) fail(name, 0, "more than 65,536 processes");
-      for (const nlohmann::json& d : c["devices"]) {
+      const nlohmann::json& devices = c["devices"];
+      long long total = 0;
+      if (devices.size() > static_cast<std::size_t>(k_max_ranks) ||
+          __builtin_mul_overflow(static_cast<long long>(devices.size()),
+                                 static_cast<long long>(per_process), &total) ||
+          total > k_max_ranks)
+        fail(name, 0,
+             fmt::format("config/devices: {} processes × {} ranks each (nthreads {} × ngpus "
+                         "{}): at most {} ranks",
+                         devices.size(), per_process, nthreads, ngpus, k_max_ranks));
+      std::size_t at = 0;
+      for (const nlohmann::json& d : devices) {
+        const std::string where = fmt::format("config/devices/{}", at++);
         if (!d.is_object() || !d.contains("rank") || !d["rank"].is_number_integer() ||
             !d.contains("hostname") || !d["hostname"].is_string())
-          fail(name, 0, "config/devices: each needs an integer \"rank\" and a \"hostname\"");
+          fail(name, 0, where + ": each needs an integer \"rank\" and a \"hostname\"");
         const long long r = d["rank"].get<long long>();
-        if (r < 0 || r > (1 << 20)) fail(name, 0, "config/devices: a rank out of range");
-        for (int i = 0; i < per_process; ++i)
-          raw.host_of[static_cast<int>(r) + i] = d["hostname"].get<std::string>();
+        long long last = 0;
+        if (r < 0 || __builtin_add_overflow(r, static_cast<long long>(per_process), &last) ||
+            last > k_max_ranks)
+          fail(name, 0,
+               fmt::format("{}: rank {} out of range (ranks 0 to {}, {} per process)", where, r,
+                           k_max_ranks - 1, per_process));
+        const std::string host = text::printable(d["hostname"].get<std::string>(), 255);
+        for (int i = 0; i < per_process; ++i) raw.host_of[static_cast<int>(r) + i] = host;
         if (d.contains("device_info") && d["device_info"].is_string())
-          same_gpu(raw, d["device_info"].get<std::string>(), name, 0);
+          same_gpu(raw, gpu_name_of(d["device_info"].get<std::string>()), name, 0);
       }
     }
   }
+  if (j["results"].size() > k_max_results)
+    fail(name, 0,
+         fmt::format("results: {} entries, at most {}", j["results"].size(), k_max_results));
   int i = 0;
   for (const nlohmann::json& r : j["results"]) {
     const std::string at = fmt::format("results/{}", i++);
@@ -277,9 +328,12 @@ Sweep parse_nccl_tests(const std::string& text, const std::string& name, const I
     const std::string line = strip_prefix(text_line);
     if (line.empty()) continue;
     if (const auto rl = rank_line(line)) {
-      if (host_of.size() >= 65536) fail(name, line_no, "more than 65,536 ranks");
-      host_of[rl->rank] = rl->host;
-      same_gpu(raw, rl->gpu, name, line_no);
+      if (rl->rank < 0)
+        fail(name, line_no, fmt::format("a rank out of range (ranks 0 to {})", k_max_ranks - 1));
+      if (host_of.size() >= static_cast<std::size_t>(k_max_ranks))
+        fail(name, line_no, fmt::format("more than {} ranks", k_max_ranks));
+      host_of[rl->rank] = text::printable(rl->host, 255);
+      same_gpu(raw, gpu_name_of(rl->gpu), name, line_no);
       continue;
     }
     if (line[0] == '#') {
@@ -320,7 +374,8 @@ Sweep parse_nccl_tests(const std::string& text, const std::string& name, const I
     if (big.algbw > 0) {
       const double r = big.busbw / big.algbw;
       const double n = s.kind == CollKind::all_reduce ? 2 / (2 - r) : 1 / (1 - r);
-      if (std::isfinite(n) && n >= 1.5 && n < 1e6) ranks = static_cast<int>(std::lround(n));
+      if (std::isfinite(n) && n >= 1.5 && n <= k_max_ranks)
+        ranks = static_cast<int>(std::lround(n));
     }
     if (ranks > 0 && hints.ranks > 0 && hints.ranks != ranks)
       fail(name, 0,
@@ -333,8 +388,10 @@ Sweep parse_nccl_tests(const std::string& text, const std::string& name, const I
   if (ranks < 2) fail(name, 0, "one rank measures no link: import a test of 2 ranks or more");
   s.ranks = ranks;
   // Nodes: the distinct hosts, else the caller.
+  // (A set, not a search of the list: 65,536 ranks on as many hosts.)
+  std::set<std::string> seen;
   for (const auto& [rank, host] : host_of)
-    if (std::find(s.hosts.begin(), s.hosts.end(), host) == s.hosts.end()) s.hosts.push_back(host);
+    if (seen.insert(host).second) s.hosts.push_back(host);
   s.nodes = static_cast<int>(s.hosts.size());
   if (s.nodes > 0 && hints.nodes > 0 && hints.nodes != s.nodes)
     fail(name, 0,
@@ -346,11 +403,11 @@ Sweep parse_nccl_tests(const std::string& text, const std::string& name, const I
          "knows which link it measured");
   if (s.nodes > ranks) fail(name, 0, fmt::format("{} nodes for {} ranks", s.nodes, ranks));
   if (!hints.gpu_name.empty()) {
-    if (!s.gpu_name.empty() && s.gpu_name != hints.gpu_name)
+    const std::string given = gpu_name_of(hints.gpu_name);
+    if (!s.gpu_name.empty() && s.gpu_name != given)
       fail(name, 0,
-           fmt::format("--gpu-name \"{}\" but the log's GPUs are \"{}\"", hints.gpu_name,
-                       s.gpu_name));
-    s.gpu_name = hints.gpu_name;
+           fmt::format("--gpu-name \"{}\" but the log's GPUs are \"{}\"", given, s.gpu_name));
+    s.gpu_name = given;
   }
 
   // algbw recomputed from size and time; busbw with nccl-tests' factor. A printed busbw far

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -115,6 +116,49 @@ double shift_decimal(std::string_view text, int exp10) {
   return out;
 }
 
+// The largest value of each kind that describes a training run: far above any real one, low
+// enough that the planner's products and sums of them (a latency × the calls of a step × the
+// steps of a run) stay finite. nullopt: no bound of the kind (counts: each key has its own).
+struct Largest {
+  double value;
+  std::string_view shown;
+};
+std::optional<Largest> largest(QuantityKind kind) {
+  switch (kind) {
+    case QuantityKind::bytes:
+      return Largest{1e18, "1e18 B (1 EB)"};
+    case QuantityKind::bandwidth:
+      return Largest{1e18, "1e18 B/s (1 EB/s)"};
+    case QuantityKind::duration:
+      return Largest{1e9, "1e9 s (about 31.7 years)"};
+    case QuantityKind::rate:
+      return Largest{3600, "3600 /h (one failure per second)"};
+    case QuantityKind::flops:
+      return Largest{1e21, "1e21 FLOP/s (1 ZFLOP/s)"};
+    case QuantityKind::count:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string_view kind_name(QuantityKind kind) {
+  switch (kind) {
+    case QuantityKind::bytes:
+      return "a size";
+    case QuantityKind::bandwidth:
+      return "a bandwidth";
+    case QuantityKind::duration:
+      return "a duration";
+    case QuantityKind::rate:
+      return "a failure rate";
+    case QuantityKind::flops:
+      return "a FLOP rate";
+    case QuantityKind::count:
+      return "a count";
+  }
+  return "a quantity";
+}
+
 }  // namespace
 
 std::string_view accepted_units(QuantityKind kind) {
@@ -177,6 +221,10 @@ QuantityResult parse_quantity(std::string_view text, QuantityKind kind) {
   if (scale->exp10 != 0) number = shift_decimal(std::string_view(begin, ptr - begin), scale->exp10);
   const double value = number * scale->factor;
   if (!std::isfinite(value)) return {std::nullopt, "\"" + std::string(text) + "\" is too large"};
+  if (const auto top = largest(kind); top && std::fabs(value) > top->value)
+    return {std::nullopt, "\"" + std::string(text) +
+                              "\" is out of range: " + std::string(kind_name(kind)) +
+                              " is at most " + std::string(top->shown)};
   return {value, {}};
 }
 

@@ -216,9 +216,19 @@ SettingMap read_calibration(const Value& doc, std::string& gpu_name,
   for (std::size_t i = 0; i < doc.fields.size(); ++i) {
     const auto& [section, table] = doc.fields[i];
     if (section == "profile" && table.type == Value::Type::table) {
-      for (const Field& f : table.fields)
+      for (std::size_t j = 0; j < table.fields.size(); ++j) {
+        const Field& f = table.fields[j];
         if (f.first == "gpu_name" && f.second.type == Value::Type::string)
           gpu_name = f.second.string;
+        // A profile of another format (a newer trainledger's) is not read as this one.
+        if (f.first == "format" &&
+            !(f.second.type == Value::Type::integer && f.second.integer == 1))
+          errors.push_back(Diagnostic{
+              table.key_origins[j],
+              fmt::format("profile.format = {}: this trainledger reads calibration profiles of "
+                          "format 1",
+                          f.second.to_text())});
+      }
       continue;
     }
     if (section != "cluster") continue;  // [[fit]], [[sweep]]: the record, not plan keys
@@ -261,6 +271,9 @@ std::optional<std::filesystem::path> plan_relative(const Setting& s, const std::
   return std::nullopt;
 }
 
+// The folder a plan's paths must stay in: the plan's own folder ("." for stdin and --set).
+std::string plan_root(const std::string& base_dir) { return base_dir.empty() ? "." : base_dir; }
+
 }  // namespace
 
 Resolution resolve(const Value* doc, const std::string& plan_name, const std::string& base_dir,
@@ -282,7 +295,7 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
     const auto p = plan_relative(it->second, base_dir, "an imported config", errors);
     if (!p) continue;
     overlay(imported, read_import(kind, p->lexically_normal().string(), it->second.origin, errors,
-                                  r.warnings));
+                                  r.warnings, plan_root(base_dir)));
   }
   for (const auto& [kind, path] : cli_imports)
     overlay(imported,
@@ -302,15 +315,17 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
   } else if (hf != explicit_settings.end()) {
     if (auto found = plan_relative(hf->second, base_dir, "a config.json", errors)) {
       std::filesystem::path& p = *found;
-      // A Hugging Face snapshot directory: its config.json (symlinks are not followed).
+      // A Hugging Face snapshot directory: its config.json. The snapshot's files are links into
+      // ../../blobs/: followed only while they stay inside the plan's folder (checked on the
+      // file actually opened).
       std::error_code ec;
-      if (std::filesystem::is_directory(std::filesystem::symlink_status(p, ec))) p /= "config.json";
+      if (std::filesystem::is_directory(std::filesystem::status(p, ec))) p /= "config.json";
       const std::size_t before = errors.size();
       const auto arch = explicit_settings.find("model.hf_arch");
       const std::string read_as =
           arch == explicit_settings.end() ? "" : std::get<std::string>(arch->second.value);
       overlay(preset, read_hf_config(p.lexically_normal().string(), hf->second.origin, errors,
-                                     r.warnings, r.guesses, read_as));
+                                     r.warnings, r.guesses, read_as, plan_root(base_dir)));
       // An error inside the config.json also names the plan line that asked for it.
       for (std::size_t i = before; i < errors.size(); ++i)
         if (errors[i].origin.what == "hf_config")

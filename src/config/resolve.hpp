@@ -33,10 +33,12 @@ SettingMap read_preset(const std::string& path, const std::string& section,
 
 // Model settings from a Hugging Face config.json. An unlisted model_type is an error unless
 // `read_as` (model.hf_arch) names the architecture to read it as: a guess, whose warning goes to
-// `warnings` and `guesses`.
+// `warnings` and `guesses`. The file actually opened must lie inside `root` (the plan's
+// folder; empty: the folder `path` is in), symbolic links resolved.
 SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
                           std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
-                          std::vector<std::string>& guesses, const std::string& read_as = "");
+                          std::vector<std::string>& guesses, const std::string& read_as = "",
+                          const std::string& root = "");
 // The config.json model_type values the planner reads.
 const std::vector<std::string>& hf_model_types();
 
@@ -53,9 +55,11 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
                    const SettingMap* calibration = nullptr,
                    const std::vector<std::pair<std::string, std::string>>& cli_imports = {});
 
-// A training config → plan keys (origin "import"); what it ignores goes to `warnings`.
+// A training config → plan keys (origin "import"); what it ignores goes to `warnings`. The file
+// actually opened must lie inside `root` (empty: the folder `path` is in).
 SettingMap read_import(const std::string& kind, const std::string& path, const Origin& asked_at,
-                       std::vector<Diagnostic>& errors, std::vector<std::string>& warnings);
+                       std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
+                       const std::string& root = "");
 // The same, from the file's text (`path` names it in origins).
 SettingMap import_text(const std::string& kind, const std::string& text, const std::string& path,
                        const Origin& asked_at, std::vector<Diagnostic>& errors,

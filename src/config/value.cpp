@@ -1,4 +1,5 @@
 #include "value.hpp"
+#include "trainledger/text.hpp"
 
 #include <fmt/format.h>
 
@@ -10,46 +11,7 @@ std::string Origin::to_string() const {
   return what;
 }
 
-namespace {
-
-// Text from a file may hold anything: invalid UTF-8 and control characters are written as
-// \xNN, so a terminal or a CI log never receives raw bytes from an untrusted file.
-std::string printable(const std::string& s) {
-  std::string out;
-  auto hex = [&](unsigned char c) {
-    static const char* const digits = "0123456789ABCDEF";
-    out += "\\x";
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  };
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c < 0x20 && c != '\t')
-        hex(c);
-      else if (c == 0x7f)
-        hex(c);
-      else
-        out += static_cast<char>(c);
-      ++i;
-      continue;
-    }
-    int n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-    if (c >= 0xf5) n = 0;
-    bool ok = n > 0 && i + n <= s.size();
-    for (int k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-    if (ok) {
-      out.append(s, i, n);
-      i += n;
-    } else {
-      hex(c);
-      ++i;
-    }
-  }
-  return out;
-}
-
-}  // namespace
+using text::printable;
 
 std::string Diagnostic::to_string() const {
   const std::string where = printable(origin.to_string());

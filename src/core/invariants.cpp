@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "memory.hpp"
+
 namespace trainledger {
 
 namespace {
@@ -42,6 +44,7 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
   if (plan.stages.empty()) out.push_back("memory: no stages");
   double worst = -1;
   int worst_stage = 0;
+  const PhaseLedgers phase_ledgers(plan.input);
   for (const StageMemory& st : plan.stages) {
     const std::string where = "memory.stages[" + std::to_string(st.stage) + "]";
     check_items(st.items, where, out);
@@ -54,7 +57,7 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
     double highest = 0;
     for (const PhaseTotal& pt : st.phases) {
       const std::string at = where + " " + std::string(to_string(pt.phase));
-      const std::vector<LineItem> items = phase_ledger(plan.input, st.stage, pt.phase);
+      const std::vector<LineItem> items = phase_ledgers(st.stage, pt.phase);
       check_items(items, at, out);
       if (std::fabs(sum_values(items) - pt.bytes) > 0.5) out.push_back(at + ": items do not sum");
       highest = std::max(highest, pt.bytes);

@@ -2,6 +2,7 @@
 // applied and validated by whatif.cpp, evaluated by the numbers-only path.
 #include <algorithm>
 
+#include "memory.hpp"
 #include "trainledger/numbers.hpp"
 #include "trainledger/whatif.hpp"
 
@@ -51,7 +52,7 @@ std::vector<Lever> find_levers(const PlanResult& plan, int count) {
   for (const Change& c : lever_candidates(in, plan.derived)) {
     const std::optional<PlanInput> changed = apply_valid(in, c);
     if (!changed) continue;  // breaks a rule (a divisibility rule): not a lever
-    evaluate(*changed, r, PlanScope{true, false});
+    evaluate(*changed, r, PlanScope{true, false, false});  // the verdict and the time only
     const double after = value_of(r.time, ItemId::throughput_tokens_per_s_per_gpu);
     if (after <= before * 1.005 || !r.verdict.fits || r.verdict.peak_bytes > limit) continue;
     Lever l;
@@ -115,12 +116,32 @@ std::vector<Change> fix_candidates(ItemId id, const PlanInput& in, bool last_sta
 
 }  // namespace
 
+namespace {
+
+// The peak of one stage of a changed plan that `evaluate(changed, r)` evaluated with only the
+// stages that can hold its peak: theirs, or that stage's own ledger (the same evaluation).
+double stage_peak(const PlanInput& changed, const PlanNumbers& r, int stage) {
+  for (const StageNumbers& s : r.stages)
+    if (s.stage == stage) return s.peak_bytes;
+  const int pp = static_cast<int>(r.stage_layers.size());
+  if (stage < 0 || stage >= pp) return 0;
+  const StagePlace place{stage, r.stage_layers[stage], stage == 0, stage == pp - 1};
+  return stage_memory<Num>(changed, r.derived, memory_model<Num>(changed), place).peak_bytes;
+}
+
+}  // namespace
+
 std::vector<Fix> find_fixes(const PlanResult& plan, double limit_bytes, int count) {
-  const StageMemory& st = plan.stages[plan.worst_stage];
+  // The worst stage (a plan may hold only the stages that can hold its peak: PlanScope).
+  const auto worst =
+      std::find_if(plan.stages.begin(), plan.stages.end(),
+                   [&](const StageMemory& s) { return s.stage == plan.worst_stage; });
+  if (worst == plan.stages.end()) return {};
+  const StageMemory& st = *worst;
   std::vector<LineItem> items = st.items;
   std::stable_sort(items.begin(), items.end(),
                    [](const LineItem& a, const LineItem& b) { return a.value > b.value; });
-  const bool last = st.stage == static_cast<int>(plan.stages.size()) - 1;
+  const bool last = st.stage == static_cast<int>(stage_layer_counts(plan.input).size()) - 1;
   std::vector<Fix> out;
   PlanNumbers r;
   for (const LineItem& item : items) {
@@ -131,8 +152,8 @@ std::vector<Fix> find_fixes(const PlanResult& plan, double limit_bytes, int coun
     for (const Change& c : fix_candidates(item.item, plan.input, last)) {
       const std::optional<PlanInput> changed = apply_valid(plan.input, c);
       if (!changed) continue;  // not valid for this plan (e.g. a divisibility rule)
-      evaluate(*changed, r, PlanScope{false, false});
-      const double after = r.stages[st.stage].peak_bytes;
+      evaluate(*changed, r, PlanScope{false, false, false});
+      const double after = stage_peak(*changed, r, st.stage);
       if (st.peak_bytes - after > f.freed_bytes) {
         f.freed_bytes = st.peak_bytes - after;
         f.change = c;

@@ -74,4 +74,18 @@ template <typename V>
 HostOf<V> host_memory(const PlanInput& in, const Derived& d, const Items<V>& worst_items,
                       const Items<V>& offloaded);
 
+// phase_ledger for the stages of one plan, with what they share (the layout, the derived
+// sizes, the memory model) worked out once: the invariant checker reads every stage's phases.
+class PhaseLedgers {
+ public:
+  explicit PhaseLedgers(const PlanInput& input);
+  std::vector<LineItem> operator()(int stage, Phase phase) const;
+
+ private:
+  const PlanInput& m_input;
+  Derived m_derived;
+  std::vector<int> m_layers;
+  MemoryModel<Expr> m_model;
+};
+
 }  // namespace trainledger

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 
 #include "activations.hpp"
 #include "memory.hpp"
@@ -131,12 +130,60 @@ void set_verdict(const Stages& stages, double capacity, int& worst_stage, Verdic
 
 }  // namespace
 
-std::vector<LineItem> phase_ledger(const PlanInput& input, int stage, Phase phase) {
-  const std::vector<int> layers = stage_layer_counts(input);
+namespace {
+
+// The stages that can hold the peak: of those with the same layers and place, the one with the
+// most micro-batches in flight (the first on a tie). Activations grow with the micro-batches in
+// flight and nothing else a stage holds depends on its number, so it dominates the others in
+// every phase. There are few such classes for any pp: the layer counts of the stages add up to
+// the model's layers, so at most √(2 · layers) + 2 of them differ.
+void peak_candidates(const PlanInput& in, const Derived& d, const std::vector<int>& layers,
+                     std::vector<int>& out) {
   const int pp = static_cast<int>(layers.size());
-  if (stage < 0 || stage >= pp) return {};
-  return stage_phase_items<Expr>(input, derive(input), memory_model<Expr>(input),
-                                 place_of(layers, stage), phase);
+  out.clear();
+  struct Rep {
+    int stage;
+    double flight;
+  };
+  thread_local std::vector<Rep> reps;  // keeps its storage: no allocation once warm
+  reps.clear();
+  const double m = static_cast<double>(d.grad_accum);
+  std::size_t last = 0;  // the class of the stage before, which the next usually shares
+  auto same = [&](int a, int b) {
+    return layers[a] == layers[b] && (a == 0) == (b == 0) && (a == pp - 1) == (b == pp - 1);
+  };
+  for (int s = 0; s < pp; ++s) {
+    const double flight = layers_in_flight<Num>(in, s, m).value();
+    std::size_t k = 0;
+    if (last < reps.size() && same(reps[last].stage, s))
+      k = last;
+    else
+      while (k < reps.size() && !same(reps[k].stage, s)) ++k;
+    if (k == reps.size())
+      reps.push_back(Rep{s, flight});
+    else if (flight > reps[k].flight)
+      reps[k] = Rep{s, flight};
+    last = k;
+  }
+  for (const Rep& r : reps) out.push_back(r.stage);
+  std::sort(out.begin(), out.end());
+}
+
+}  // namespace
+
+PhaseLedgers::PhaseLedgers(const PlanInput& input)
+    : m_input(input),
+      m_derived(derive(input)),
+      m_layers(stage_layer_counts(input)),
+      m_model(memory_model<Expr>(input)) {}
+
+std::vector<LineItem> PhaseLedgers::operator()(int stage, Phase phase) const {
+  if (stage < 0 || stage >= static_cast<int>(m_layers.size())) return {};
+  return stage_phase_items<Expr>(m_input, m_derived, m_model, place_of(m_layers, stage), phase);
+}
+
+std::vector<LineItem> phase_ledger(const PlanInput& input, int stage, Phase phase) {
+  return PhaseLedgers(input)(stage, phase);
 }
 
 void stage_layer_counts(const PlanInput& in, std::vector<int>& out) {
@@ -164,15 +211,27 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
   const std::vector<int> layers = stage_layer_counts(input);
   const double capacity = static_cast<double>(input.cluster.gpu.memory_bytes);
   const MemoryModel<Expr> model = memory_model<Expr>(input);
-  for (int s = 0; s < static_cast<int>(layers.size()); ++s) {
+  const int pp = static_cast<int>(layers.size());
+  std::vector<int> which;
+  if (scope.every_stage) {
+    which.resize(pp);
+    for (int s = 0; s < pp; ++s) which[s] = s;
+  } else {
+    peak_candidates(input, r.derived, layers, which);
+  }
+  r.stages.reserve(which.size());
+  for (const int s : which) {
     StageMemory st = stage_memory<Expr>(input, r.derived, model, place_of(layers, s));
-    st.role = stage_role(s, static_cast<int>(layers.size()));
+    st.role = stage_role(s, pp);
     st.capacity_bytes = capacity;
     st.fits = st.peak_bytes <= capacity;
     r.stages.push_back(std::move(st));
   }
-  set_verdict(r.stages, capacity, r.worst_stage, r.verdict);
-  const StageMemory& worst = r.stages[r.worst_stage];
+  int worst_index = 0;
+  set_verdict(r.stages, capacity, worst_index, r.verdict);
+  const StageMemory& worst = r.stages[worst_index];
+  r.worst_stage = worst.stage;
+  r.verdict.worst_stage = worst.stage;
   const Items<Expr> offloaded =
       offloaded_items<Expr>(input, r.derived, place_of(layers, r.worst_stage));
   const HostOf<Expr> host = host_memory<Expr>(input, r.derived, worst.items, offloaded);
@@ -199,46 +258,6 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
   add_warnings(input, r);
   return r;
 }
-
-namespace {
-
-// The stages that can hold the peak: of those with the same layers and place, the one with the
-// most micro-batches in flight (the first on a tie). Activations grow with the micro-batches in
-// flight and nothing else a stage holds depends on its number, so it dominates the others in
-// every phase.
-void peak_candidates(const PlanInput& in, const Derived& d, const std::vector<int>& layers,
-                     std::vector<int>& out) {
-  const int pp = static_cast<int>(layers.size());
-  out.clear();
-  struct Rep {
-    int stage;
-    double flight;
-  };
-  std::array<Rep, 64> reps{};
-  int n = 0;
-  const double m = static_cast<double>(d.grad_accum);
-  for (int s = 0; s < pp; ++s) {
-    const double flight = layers_in_flight<Num>(in, s, m).value();
-    int k = 0;
-    while (k < n && !(layers[reps[k].stage] == layers[s] && (reps[k].stage == 0) == (s == 0) &&
-                      (reps[k].stage == pp - 1) == (s == pp - 1)))
-      ++k;
-    if (k == n) {
-      if (n == static_cast<int>(reps.size())) {  // many different stages: evaluate them all
-        out.resize(pp);
-        for (int i = 0; i < pp; ++i) out[i] = i;
-        return;
-      }
-      reps[n++] = Rep{s, flight};
-    } else if (flight > reps[k].flight) {
-      reps[k] = Rep{s, flight};
-    }
-  }
-  for (int k = 0; k < n; ++k) out.push_back(reps[k].stage);
-  std::sort(out.begin(), out.end());
-}
-
-}  // namespace
 
 void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) {
   out.derived = derive(input);

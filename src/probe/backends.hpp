@@ -41,6 +41,19 @@ void mpi_abort(int code) noexcept;
 // passes, the rank prints what it waited on, aborts its communicators and exits 3.
 void watchdog_arm(double seconds, const std::string& what);
 void watchdog_disarm();
+// The start-up's deadline (begin_startup): `what` names the step the rank is in.
+void watchdog_arm_startup(double seconds, const std::string& what);
+// While the start-up's deadline runs: names the step the rank is in (else nothing).
+void watchdog_startup_step(const std::string& what);
+// While the start-up's deadline runs: names the step and keeps the deadline. Otherwise arms the
+// watchdog for `seconds` (as watchdog_arm).
+void watchdog_continue(double seconds, const std::string& what);
+// Cancels the start-up's deadline if it still runs.
+void watchdog_end_startup();
+// SIGTERM, SIGINT and SIGHUP end this rank with exit 3 (saying so); restore_signals puts back
+// the handlers from before the first install.
+void install_signals();
+void restore_signals() noexcept;
 void watchdog_set_backend(Backend* b);
 int watchdog_rank();
 void watchdog_set_rank(int rank);

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -61,6 +62,7 @@ struct Watchdog {
   std::condition_variable cv;
   Clock::time_point deadline{};
   bool armed = false;
+  bool startup = false;  // the armed deadline is the start-up's (begin_startup)
   bool started = false;
   double seconds = 0;
   std::string what;
@@ -74,12 +76,14 @@ Watchdog& dog() {
   return *w;
 }
 
+std::string rank_text(int rank) { return rank < 0 ? "?" : std::to_string(rank); }
+
 [[noreturn]] void fire(const std::string& what, double seconds) {
   Watchdog& w = dog();
   const std::string msg = fmt::format(
-      "trainledger: calibrate probe: rank {}: no progress for {:.0f} s in {} (a rank died, hangs "
-      "or cannot be reached); aborting, exit 3, no profile written\n",
-      w.rank.load(), seconds, what);
+      "trainledger: calibrate probe: rank {}: no progress for {:.0f} s in {}: a rank died, hangs "
+      "or cannot be reached; aborting, exit 3, no profile written\n",
+      rank_text(w.rank.load()), seconds, what);
   (void)!::write(2, msg.data(), msg.size());
   if (Backend* b = w.backend.load()) b->abort();
   std::_Exit(k_exit_probe_failed);
@@ -95,11 +99,26 @@ void watch() {
     }
     if (w.cv.wait_until(lock, w.deadline) == std::cv_status::timeout && w.armed &&
         Clock::now() >= w.deadline)
-      fire(w.what, w.seconds);
+      fire(w.startup ? "the start-up: " + w.what : w.what, w.seconds);
   }
 }
 
-char g_signal_message[160];
+// With the watchdog's mutex held.
+void arm_locked(Watchdog& w, double seconds, const std::string& what, bool startup) {
+  if (!w.started) {
+    std::thread(watch).detach();
+    w.started = true;
+  }
+  w.seconds = seconds;
+  w.what = what;
+  w.startup = startup;
+  w.deadline = Clock::now() +
+               std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  w.armed = true;
+  w.cv.notify_all();
+}
+
+char g_signal_message[200];
 std::size_t g_signal_length = 0;
 
 extern "C" void on_signal(int) {
@@ -107,39 +126,83 @@ extern "C" void on_signal(int) {
   std::_Exit(k_exit_probe_failed);
 }
 
+constexpr int k_signals[] = {SIGTERM, SIGINT, SIGHUP};
+struct sigaction g_saved[std::size(k_signals)];
+bool g_saved_set = false;
+
+void set_signal_message(int rank) {
+  const std::string m = fmt::format(
+      "trainledger: calibrate probe: rank {}: stopped by a signal (the launcher ends the job when "
+      "another rank fails); exit 3, no profile written\n",
+      rank_text(rank));
+  g_signal_length = std::min(m.size(), sizeof g_signal_message);
+  std::memcpy(g_signal_message, m.data(), g_signal_length);
+}
+
 }  // namespace
 
 void watchdog_arm(double seconds, const std::string& what) {
   Watchdog& w = dog();
   std::lock_guard<std::mutex> lock(w.mu);
-  if (!w.started) {
-    std::thread(watch).detach();
-    w.started = true;
-  }
-  w.seconds = seconds;
-  w.what = what;
-  w.deadline = Clock::now() +
-               std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  w.armed = true;
-  w.cv.notify_all();
+  arm_locked(w, seconds, what, false);
+}
+
+void watchdog_arm_startup(double seconds, const std::string& what) {
+  Watchdog& w = dog();
+  std::lock_guard<std::mutex> lock(w.mu);
+  arm_locked(w, seconds, what, true);
+}
+
+void watchdog_continue(double seconds, const std::string& what) {
+  Watchdog& w = dog();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (w.armed && w.startup)
+    w.what = what;
+  else
+    arm_locked(w, seconds, what, false);
+}
+
+void watchdog_startup_step(const std::string& what) {
+  Watchdog& w = dog();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (w.armed && w.startup) w.what = what;
 }
 
 void watchdog_disarm() {
   Watchdog& w = dog();
   std::lock_guard<std::mutex> lock(w.mu);
   w.armed = false;
+  w.startup = false;
+}
+
+void watchdog_end_startup() {
+  Watchdog& w = dog();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (w.startup) w.armed = false;
+  w.startup = false;
 }
 
 void watchdog_set_backend(Backend* b) { dog().backend = b; }
 int watchdog_rank() { return dog().rank; }
 void watchdog_set_rank(int rank) {
   dog().rank = rank;
-  const std::string m = fmt::format(
-      "trainledger: calibrate probe: rank {}: stopped by a signal (the launcher ends the job when "
-      "another rank fails); exit 3, no profile written\n",
-      rank);
-  g_signal_length = std::min(m.size(), sizeof g_signal_message);
-  std::memcpy(g_signal_message, m.data(), g_signal_length);
+  set_signal_message(rank);
+}
+
+void install_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (std::size_t i = 0; i < std::size(k_signals); ++i)
+    ::sigaction(k_signals[i], &sa, g_saved_set ? nullptr : &g_saved[i]);
+  g_saved_set = true;
+}
+
+void restore_signals() noexcept {
+  if (!g_saved_set) return;
+  for (std::size_t i = 0; i < std::size(k_signals); ++i)
+    ::sigaction(k_signals[i], &g_saved[i], nullptr);
+  g_saved_set = false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -393,6 +456,32 @@ constexpr const char* k_one_cpu_rank =
     "trainledger calibrate probe";
 }  // namespace
 
+int launcher_rank() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"}) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) continue;
+    char* end = nullptr;
+    const long r = std::strtol(v, &end, 10);
+    if (*end == '\0' && r >= 0 && r < (1L << 24)) return static_cast<int>(r);
+  }
+  return -1;
+}
+
+void begin_startup(double seconds) {
+  const int rank = launcher_rank();
+  detail::watchdog_set_rank(rank < 0 && detect_launcher() == Launcher::none ? 0 : rank);
+  detail::install_signals();
+  detail::watchdog_arm_startup(seconds, "reading the plan");
+}
+
+void startup_step(const std::string& what) { detail::watchdog_startup_step(what); }
+
+void end_startup() noexcept {
+  detail::watchdog_end_startup();
+  detail::restore_signals();
+}
+
 void end_job(Backend* backend) noexcept {
   std::fflush(nullptr);
   if (backend) backend->abort();
@@ -407,10 +496,11 @@ std::vector<std::string> available_backends() {
   return v;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, Launcher launcher,
-                                      double timeout_s) {
+std::unique_ptr<Backend> make_backend(const std::string& name, Launcher launcher, double timeout_s,
+                                      double startup_timeout_s) {
   auto boot = [&]() -> std::unique_ptr<detail::Bootstrap> {
-    if (launcher == Launcher::torchrun) return detail::tcp_bootstrap(timeout_s);
+    // Each exchange of the torchrun-style rendezvous is a step of the start-up.
+    if (launcher == Launcher::torchrun) return detail::tcp_bootstrap(startup_timeout_s);
     if (launcher == Launcher::mpi) {
       if (auto b = detail::mpi_bootstrap()) return b;
       throw ProbeError(
@@ -516,8 +606,7 @@ calibrate::Profile run_probe(Backend& b, const Options& o_in, const std::string&
   const int n = b.size();
   detail::watchdog_set_backend(&b);
   detail::watchdog_set_rank(rank);
-  std::signal(SIGTERM, detail::on_signal);
-  std::signal(SIGINT, detail::on_signal);
+  detail::install_signals();  // again: MPI_Init may have set its own
   if (o.max_bytes <= 0)
     o.max_bytes = b.name() == "nccl" ? 1024.0 * 1024 * 1024 : 64.0 * 1024 * 1024;
   if (n == 1 && b.name() == "mpi") throw ProbeError(k_one_cpu_rank);
@@ -525,8 +614,8 @@ calibrate::Profile run_probe(Backend& b, const Options& o_in, const std::string&
     o.collectives = {CollKind::all_reduce, CollKind::all_gather, CollKind::reduce_scatter,
                      CollKind::all_to_all, CollKind::send_recv};
 
-  // Topology: host names in rank order.
-  watchdog_arm(o.timeout_s, "the rendezvous (host and device names)");
+  // Topology: host names in rank order; the last step of the start-up.
+  detail::watchdog_continue(o.startup_timeout_s, "the rendezvous (host and device names)");
   const std::string dev = b.device_name();
   const std::vector<std::string> all = b.allgather(hostname() + "\n" + dev);
   watchdog_disarm();

@@ -17,6 +17,11 @@ namespace trainledger::probe {
 // The exit code of every failure of a probe (no GPU, no NCCL, a rank that died, a hang).
 inline constexpr int k_exit_probe_failed = 3;
 
+// How long the start-up of a rank may take (reading the plan, MPI_Init, the first rendezvous)
+// unless told (--startup-timeout): much less than a sweep's calls, so that a rank that never
+// started, failed or hangs at start-up ends the job quickly.
+inline constexpr double k_default_startup_timeout_s = 30;
+
 // A failure that ends the probe on this rank with exit 3.
 struct ProbeError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -28,6 +33,9 @@ std::string to_string(Launcher l);
 // From the environment: OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK or SLURM_PROCID (srun with
 // PMI) → mpi; RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT → torchrun; otherwise none.
 Launcher detect_launcher();
+// The rank the launcher gave this process before any process group exists
+// (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID, RANK); -1 when none says.
+int launcher_rank();
 
 // A group of ranks that runs collectives together.
 class Group {
@@ -89,6 +97,8 @@ struct Options {
   int warmup = 5;
   int iters = 20;
   double timeout_s = 300;  // one collective call, or a rendezvous, longer than this: exit 3
+  // The start-up (the plan, MPI_Init, the first rendezvous) longer than this: exit 3.
+  double startup_timeout_s = k_default_startup_timeout_s;
   std::vector<CollKind> collectives;
   bool progress = false;                                  // a progress line on stderr (a terminal)
   std::vector<GemmShape> gemm;                            // from the plan
@@ -101,8 +111,10 @@ struct Options {
 std::vector<std::string> available_backends();
 
 // Makes the backend (auto: NCCL when a GPU is visible, else MPI on CPUs); throws ProbeError
-// saying why none can run.
-std::unique_ptr<Backend> make_backend(const std::string& name, Launcher launcher, double timeout_s);
+// saying why none can run. The torchrun-style rendezvous allows `startup_timeout_s` per
+// exchange; NCCL's communicator set-up, `timeout_s` per step.
+std::unique_ptr<Backend> make_backend(const std::string& name, Launcher launcher, double timeout_s,
+                                      double startup_timeout_s = k_default_startup_timeout_s);
 
 // Runs the probe on this rank; rank 0 builds the profile and hands it to `write` (which throws
 // when it cannot write it); then every rank learns whether it was written. Returns the profile
@@ -115,6 +127,20 @@ calibrate::Profile run_probe(Backend& backend, const Options& o, const std::stri
 // rank ends with exit 3) and exits 3 once a backend or MPI exists; returns when neither does
 // (the caller returns 3).
 void end_job(Backend* backend) noexcept;
+
+// The first thing a rank does, before it reads the plan or calls MPI_Init: SIGTERM, SIGINT and
+// SIGHUP (the launcher ending the job because another rank failed) end it with exit 3, and the
+// watchdog allows `seconds` for the whole start-up (until the first rendezvous is done), then
+// ends it with exit 3. The rank's number comes from the launcher's environment until the
+// backend knows it.
+void begin_startup(double seconds);
+// Names the step of the start-up the rank is in now (for the watchdog's message); keeps the
+// deadline.
+void startup_step(const std::string& what);
+// When the command ends with an exit code to return (a probe that ran, or a start-up that ended
+// in an error): the start-up's deadline, if it still runs, is cancelled and the signal handlers
+// from before begin_startup are back.
+void end_startup() noexcept;
 
 // A torchrun-style rendezvous: rank 0 listens on MASTER_ADDR:MASTER_PORT and every rank sends
 // its bytes; each gets all of them back in rank order. Used to exchange NCCL's unique id and

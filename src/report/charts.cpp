@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "format.hpp"
 #include "trainledger/timeline.hpp"
@@ -127,27 +129,77 @@ std::string stacked_bar(const std::vector<LineItem>& items, const std::string& a
   return s;
 }
 
+// The most stages a chart of stages draws: past it, the first and the last half of it (and the
+// worst stage between them), so a chart stays small for any pp.
+constexpr int k_drawn_stages = 32;
+
+std::vector<int> chart_stages(int n, int worst) {
+  std::vector<int> out;
+  const int half = k_drawn_stages / 2;
+  for (int s = 0; s < n; ++s) {
+    if (n > k_drawn_stages && s == half) {
+      if (worst >= half && worst < n - half) out.push_back(worst);
+      s = n - half;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+// "stages 0-15, 517 and 1008-1023 of 1024" for the stages drawn (ascending); empty when they
+// are all of them.
+std::string stages_drawn(const std::vector<int>& drawn, int n) {
+  if (static_cast<int>(drawn.size()) >= n) return {};
+  std::vector<std::string> runs;
+  for (std::size_t i = 0; i < drawn.size();) {
+    std::size_t j = i;
+    while (j + 1 < drawn.size() && drawn[j + 1] == drawn[j] + 1) ++j;
+    runs.push_back(i == j ? std::to_string(drawn[i]) : fmt::format("{}-{}", drawn[i], drawn[j]));
+    i = j + 1;
+  }
+  std::string list;
+  for (std::size_t k = 0; k < runs.size(); ++k)
+    list += (k == 0 ? "" : k + 1 == runs.size() ? " and " : ", ") + runs[k];
+  return fmt::format("stages {} of {}", list, n);
+}
+
+// The caption of a chart that leaves stages out: what it draws, and how many it leaves out.
+std::string left_out_caption(const std::vector<int>& drawn, int n) {
+  return fmt::format("{} drawn; the other {} are left out", stages_drawn(drawn, n),
+                     n - static_cast<int>(drawn.size()));
+}
+
 }  // namespace
 
 std::string chart_memory(const PlanResult& plan, MemUnits u) {
   const int n = static_cast<int>(plan.stages.size());
+  const std::vector<int> drawn = chart_stages(n, plan.worst_stage);
+  const bool all = static_cast<int>(drawn.size()) == n;
   const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
   double top = capacity;
   for (const StageMemory& s : plan.stages) top = std::max(top, s.peak_bytes);
   top *= 1.08;
-  const int bar = std::clamp(600 / std::max(1, n), 6, 60);
+  // A column per stage drawn, and an empty one where stages are left out.
+  int columns = 0;
+  std::vector<int> column;
+  for (std::size_t k = 0; k < drawn.size(); ++k) {
+    if (k > 0 && drawn[k] != drawn[k - 1] + 1) ++columns;
+    column.push_back(columns++);
+  }
+  const int bar = std::clamp(600 / std::max(1, columns), 6, 60);
   const int gap = std::max(2, bar / 4);
   const int left = 60, plot_h = 300, top_y = 40;
-  const int w = left + n * (bar + gap) + 170;
-  const int h = top_y + plot_h + 60;
+  const int w = left + columns * (bar + gap) + 170;
+  const int h = top_y + plot_h + 60 + (all ? 0 : 16);
   auto y = [&](double bytes) { return top_y + plot_h - plot_h * bytes / top; };
   std::string s = svg_open(
       "chart-memory", w, h,
       fmt::format("Memory per GPU by stage, at each stage's peak ({})", memory_unit_name(u)));
-  s += memory_ticks(u, top, left, left + n * (bar + gap), y);
-  for (int st = 0; st < n; ++st) {
+  s += memory_ticks(u, top, left, left + columns * (bar + gap), y);
+  for (std::size_t k = 0; k < drawn.size(); ++k) {
+    const int st = drawn[k];
     const StageMemory& sm = plan.stages[static_cast<std::size_t>(st)];
-    const int x = left + st * (bar + gap);
+    const int x = left + column[k] * (bar + gap);
     s += stacked_bar(sm.items, fmt::format("class=\"mem\" data-stage=\"{}\"", st), x, bar, plot_h,
                      top, u, y);
     s += fmt::format(
@@ -155,14 +207,25 @@ std::string chart_memory(const PlanResult& plan, MemUnits u) {
         "text-anchor=\"middle\" font-size=\"9\">{}{}</text>\n",
         st, sm.peak_bytes, x + bar / 2, num(y(sm.peak_bytes) - 4), to_string(sm.peak_phase),
         st == plan.worst_stage ? " ▲" : "");
-    if (n <= 16 || st % std::max(1, n / 16) == 0)
+    // Every stage's number up to 16, else every n/16-th; of a chart that leaves stages out, the
+    // ends of each run, every fourth and the worst.
+    const bool edge =
+        k == 0 || k + 1 == drawn.size() || drawn[k - 1] + 1 != st || drawn[k + 1] != st + 1;
+    if (all ? n <= 16 || st % std::max(1, n / 16) == 0
+            : edge || k % 4 == 0 || st == plan.worst_stage)
       s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x + bar / 2,
                        top_y + plot_h + 14, st);
+    if (k + 1 < drawn.size() && column[k + 1] != column[k] + 1)
+      s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">…</text>\n",
+                       x + bar + gap + bar / 2, top_y + plot_h + 14);
   }
-  const int right = left + n * (bar + gap);
+  const int right = left + columns * (bar + gap);
   s += capacity_lines(plan, u, left, right, y);
   s += fmt::format("<text x=\"{}\" y=\"{}\">stage (▲ worst, label: peak phase)</text>\n", left,
                    top_y + plot_h + 30);
+  if (!all)
+    s += fmt::format("<text class=\"left-out\" x=\"{}\" y=\"{}\">{}</text>\n", left,
+                     top_y + plot_h + 46, xml_escape(left_out_caption(drawn, n)));
   int ly = top_y + 10;
   for (const Category& c : k_categories) {
     s += fmt::format(
@@ -278,24 +341,56 @@ std::string chart_schedule(const PlanResult& plan) {
   const DrawnSchedule d = drawn_schedule(plan);
   const std::vector<PipelineOp>& ops = d.ops;
   const double end = d.end_s;
-  const int row = std::clamp(240 / std::max(1, p.pp), 6, 22);
+  const bool all = static_cast<int>(d.drawn.size()) == d.stages;
+  // A row per stage drawn, and an empty one where stages are left out.
+  std::vector<int> row_of(d.drawn.size());
+  int rows = 0;
+  for (std::size_t k = 0; k < d.drawn.size(); ++k) {
+    if (k > 0 && d.drawn[k] != d.drawn[k - 1] + 1) ++rows;
+    row_of[k] = rows++;
+  }
+  auto row_index = [&](int stage) {
+    const auto at = std::lower_bound(d.drawn.begin(), d.drawn.end(), stage);
+    return row_of[static_cast<std::size_t>(at - d.drawn.begin())];
+  };
+  std::vector<std::string> captions;  // what the chart leaves out
+  if (!all) captions.push_back(left_out_caption(d.drawn, d.stages));
+  if (d.capped && d.shown > 0)
+    captions.push_back(
+        fmt::format("{} of {} micro-batches simulated: a chart simulates at most "
+                    "8,192 ops",
+                    d.shown, d.micro_batches));
+  const int row = std::clamp(240 / std::max(1, rows), 6, 22);
   const int left = 60, plot_w = 660;
-  const int w = left + plot_w + 20, h = 50 + row * p.pp + 50;
+  const int w = left + plot_w + 20;
+  const int h = 50 + row * rows + 50 + 16 * static_cast<int>(captions.size());
   std::string s = svg_open(
       "chart-schedule", w, h,
       fmt::format("Pipeline schedule ({}{}), {} of {} micro-batches", to_string(p.schedule),
                   p.schedule == Schedule::interleaved ? fmt::format(" × {}", p.virtual_stages) : "",
                   d.shown, d.micro_batches));
-  if (ops.empty() || !(end > 0))
+  if (ops.empty() || !(end > 0)) {
+    if (d.capped && d.shown == 0)
+      return s + fmt::format(
+                     "<text class=\"left-out\" x=\"8\" y=\"40\">not drawn: one micro-batch "
+                     "on {} stages is more than the 8,192 ops a chart simulates (bubble: {} of "
+                     "the pipeline)</text></svg>\n",
+                     d.stages,
+                     format_percent(item_value(plan.time, ItemId::pipeline_bubble_fraction)));
     return s + "<text x=\"8\" y=\"40\">no schedule to draw</text></svg>\n";
+  }
   auto x = [&](double t) { return left + plot_w * t / end; };
-  for (int st = 0; st < p.pp; ++st) {
-    const int yy = 30 + st * row;
+  for (std::size_t k = 0; k < d.drawn.size(); ++k) {
+    const int st = d.drawn[k];
+    const int yy = 30 + row_of[k] * row;
     // The idle time (bubble) shaded behind the ops.
     s += fmt::format(
         "<rect class=\"idle\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eee\"/>"
         "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
         left, yy, plot_w, row - 2, left - 4, yy + row / 2 + 4, st);
+    if (k + 1 < d.drawn.size() && row_of[k + 1] != row_of[k] + 1)
+      s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">…</text>\n", left - 4,
+                       yy + row + row / 2 + 4);
   }
   for (const PipelineOp& o : ops) {
     const char* fill = o.kind == OpKind::forward    ? k_blue
@@ -305,15 +400,15 @@ std::string chart_schedule(const PlanResult& plan) {
         "<rect class=\"op\" data-stage=\"{}\" data-mb=\"{}\" data-kind=\"{}\" x=\"{}\" y=\"{}\" "
         "width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.3\"><title>stage "
         "{} {} micro-batch {}{}: {:.1f}-{:.1f} ms</title></rect>\n",
-        o.stage, o.micro_batch, static_cast<char>(o.kind), num(x(o.start_s)), 30 + o.stage * row,
-        num(x(o.end_s) - x(o.start_s)), row - 2, fill, o.stage,
+        o.stage, o.micro_batch, static_cast<char>(o.kind), num(x(o.start_s)),
+        30 + row_index(o.stage) * row, num(x(o.end_s) - x(o.start_s)), row - 2, fill, o.stage,
         o.kind == OpKind::forward    ? "forward"
         : o.kind == OpKind::backward ? "backward"
                                      : "weight grad",
         o.micro_batch, p.virtual_stages > 1 ? fmt::format(" chunk {}", o.chunk) : "",
         o.start_s * 1e3, o.end_s * 1e3);
   }
-  const int ly = 30 + p.pp * row + 16;
+  const int ly = 30 + rows * row + 16;
   s += fmt::format(
       "<text x=\"{}\" y=\"{}\">0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.1f} ms</text>"
       "\n<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
@@ -326,6 +421,9 @@ std::string chart_schedule(const PlanResult& plan) {
       p.schedule == Schedule::zb_h1 ? " (input grad; weight grad in green)" : "", left + 330,
       ly + 8, left + 344, ly + 17,
       format_percent(item_value(plan.time, ItemId::pipeline_bubble_fraction)));
+  for (std::size_t k = 0; k < captions.size(); ++k)
+    s += fmt::format("<text class=\"left-out\" x=\"{}\" y=\"{}\">{}</text>\n", left,
+                     ly + 34 + 16 * static_cast<int>(k), xml_escape(captions[k]));
   return s + "</svg>\n";
 }
 
@@ -419,15 +517,19 @@ std::string mermaid_charts(const PlanResult& plan, MemUnits u) {
   const double unit = u == MemUnits::gb ? 1e9 : k_gib;
   const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
   std::string s = "\n### Charts\n\n```mermaid\nxychart-beta\n";
-  s += fmt::format("  title \"Peak memory per stage ({}) against the capacity\"\n",
-                   memory_unit_name(u));
+  const int n = static_cast<int>(plan.stages.size());
+  const std::vector<int> drawn = chart_stages(n, plan.worst_stage);
+  const std::string some = stages_drawn(drawn, n);
+  s += fmt::format("  title \"Peak memory per stage ({}) against the capacity{}\"\n",
+                   memory_unit_name(u), some.empty() ? "" : " (" + some + ")");
   std::vector<std::string> stages, peaks, caps;
   double top = capacity;
-  for (const StageMemory& st : plan.stages) {
+  for (const StageMemory& st : plan.stages) top = std::max(top, st.peak_bytes);
+  for (const int k : drawn) {
+    const StageMemory& st = plan.stages[static_cast<std::size_t>(k)];
     stages.push_back(std::to_string(st.stage));
     peaks.push_back(fmt::format("{:.2f}", st.peak_bytes / unit));
     caps.push_back(fmt::format("{:.2f}", capacity / unit));
-    top = std::max(top, st.peak_bytes);
   }
   s += fmt::format(
       "  x-axis \"stage\" [{}]\n  y-axis \"{}\" 0 --> {:.0f}\n  bar [{}]\n  line [{}]\n```\n",
@@ -454,10 +556,12 @@ std::string mermaid_charts(const PlanResult& plan, MemUnits u) {
     const double end = d.end_s;
     const bool micro = end < 1.0;
     const double scale = micro ? 1e6 : 1e3;
+    const std::string left_out = stages_drawn(d.drawn, d.stages);
     s += fmt::format(
-        "\n```mermaid\ngantt\n  title Pipeline schedule ({}), {} of {} micro-batches (axis: "
+        "\n```mermaid\ngantt\n  title Pipeline schedule ({}), {} of {} micro-batches{} (axis: "
         "{})\n  dateFormat x\n  axisFormat %S.%L\n",
-        to_string(p.schedule), d.shown, d.micro_batches, micro ? "ms.µs" : "s.ms");
+        to_string(p.schedule), d.shown, d.micro_batches,
+        left_out.empty() ? "" : ", " + left_out + " drawn", micro ? "ms.µs" : "s.ms");
     int current = -1;
     for (const PipelineOp& o : ops) {
       if (o.stage != current) {

@@ -10,6 +10,7 @@
 
 #include "format.hpp"
 #include "trainledger/report.hpp"
+#include "trainledger/text.hpp"
 
 namespace trainledger::report {
 
@@ -102,7 +103,7 @@ std::string megatron(const PlanInput& in, const std::string& title) {
   std::string out = fmt::format(
       "# Megatron-LM launch for {} (trainledger plan --emit megatron); add the data, tokenizer,\n"
       "# learning-rate and checkpoint arguments. One process per GPU on every node.\n",
-      title);
+      text::comment(title));
   for (const std::string& n : notes) out += "# not emitted: " + n + "\n";
   out += fmt::format("torchrun --nproc_per_node {} --nnodes {} pretrain_gpt.py \\\n",
                      in.cluster.gpus_per_node, in.cluster.nodes);
@@ -152,14 +153,15 @@ std::string deepspeed(const PlanInput& in, const std::string& title) {
   if (t.recompute != Recompute::none)
     notes.push_back("training.recompute: the model code turns activation checkpointing on");
   j["_comment"] = notes;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string torchtitan(const PlanInput& in, const std::string& title) {
   const TrainingSpec& t = in.training;
   const ParallelSpec& p = in.parallel;
   std::string out =
-      fmt::format("# torchtitan job config for {} (trainledger plan --emit torchtitan)\n", title);
+      fmt::format("# torchtitan job config for {} (trainledger plan --emit torchtitan)\n",
+                  text::comment(title));
   static const std::map<std::string, std::pair<std::string, std::string>> flavors = {
       {"Llama-3.1-8B", {"llama3", "8B"}},      {"Llama-3.1-70B", {"llama3", "70B"}},
       {"Llama-3.1-405B", {"llama3", "405B"}},  {"Llama-2-7B", {"llama2", "7B"}},
@@ -170,7 +172,8 @@ std::string torchtitan(const PlanInput& in, const std::string& title) {
   if (f != flavors.end())
     out += fmt::format("name = \"{}\"\nflavor = \"{}\"\n", f->second.first, f->second.second);
   else
-    out += fmt::format("# not emitted: no torchtitan flavor for \"{}\"\n", in.model.name);
+    out += fmt::format("# not emitted: no torchtitan flavor for \"{}\"\n",
+                       text::comment(in.model.name));
   if (t.precision == DType::fp8) out += "converters = [\"float8\"]\n";
   out += "\n[training]\n";
   out += fmt::format("local_batch_size = {}\nglobal_batch_size = {}\nseq_len = {}\n", t.micro_batch,

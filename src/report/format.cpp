@@ -1,4 +1,5 @@
 #include "format.hpp"
+#include "trainledger/text.hpp"
 
 #include <fmt/format.h>
 
@@ -89,35 +90,6 @@ std::string lever_effect(const Lever& l, MemUnits u) {
                          memory_with_unit(l.peak_bytes, u));
 }
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // Control characters other than tab and newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') {
-          out += ' ';
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out;
-}
+std::string xml_escape(const std::string& text) { return text::xml(text); }
 
 }  // namespace trainledger::report

@@ -338,7 +338,8 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
 }  // namespace
 
 std::string render_json(const PlanResult& plan, const PlanSource& loaded) {
-  return plan_json(plan, loaded).dump(2) + "\n";
+  return plan_json(plan, loaded).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace trainledger::report

@@ -1,17 +1,34 @@
 // Markdown for design reviews: the same rows as the table, then the basis of every item.
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "charts.hpp"
 #include "format.hpp"
 #include "rows.hpp"
+#include "trainledger/text.hpp"
 
 namespace trainledger::report {
 
 namespace {
 
+// A table cell of the planner's own text (formulas, sources) that may quote a name: a | ends
+// no cell, a newline no row, and a < that would open an HTML tag is an entity ("δ < 2M" stays).
 std::string escape(const std::string& s) {
   std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const char next = i + 1 < s.size() ? s[i + 1] : ' ';
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else if (c == '<' && (std::isalpha(static_cast<unsigned char>(next)) || next == '/' ||
+                          next == '!' || next == '?'))
+      out += "&lt;";
+    else
+      out += c;
+  }
   return out;
 }
 
@@ -112,12 +129,15 @@ std::string basis_section(const PlanResult& plan, MemUnits u) {
 std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
                             const Options& options) {
   const MemUnits u = options.units;
-  std::string out = fmt::format("## trainledger plan: {}\n\n", escape(plan_title(plan)));
-  out += fmt::format("Plan `{}`, trainledger {}.\n\n", loaded.name, version());
+  // The plan's file name, model name, calibration path and warnings are a pull request's
+  // text: shown as text, never as Markdown or HTML.
+  std::string out = fmt::format("## trainledger plan: {}\n\n", text::markdown(plan_title(plan)));
+  out += fmt::format("Plan {}, trainledger {}.\n\n", text::markdown_code(loaded.name), version());
   for (const auto& [k, v] : derived_facts(plan)) out += fmt::format("- {}: {}\n", k, v);
   if (!loaded.calibration.empty())
     out += fmt::format(
-        "- calibration `{}`: measured {}; still assumed {}\n", escape(loaded.calibration),
+        "- calibration {}: measured {}; still assumed {}\n",
+        text::markdown_code(loaded.calibration),
         loaded.measured.empty() ? "nothing"
                                 : fmt::format("`{}`", fmt::join(loaded.measured, "`, `")),
         loaded.assumed.empty() ? "nothing"
@@ -132,8 +152,8 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
   out += time_section(plan, u);
   if (!loaded.warnings.empty() || !plan.warnings.empty()) {
     out += "\n### Warnings\n\n";
-    for (const std::string& w : loaded.warnings) out += "- " + escape(w) + "\n";
-    for (const std::string& w : plan.warnings) out += "- " + escape(w) + "\n";
+    for (const std::string& w : loaded.warnings) out += "- " + text::markdown(w) + "\n";
+    for (const std::string& w : plan.warnings) out += "- " + text::markdown(w) + "\n";
   }
   return out;
 }

@@ -160,7 +160,7 @@ TEST_CASE("imports: bad input is located", "[imports][errors]") {
   bomb += "--seq-length $K\n";
   write("bomb.sh", bomb);
   CHECK_THAT(errors(cluster + "[import]\nmegatron = \"bomb.sh\"\n"),
-             Catch::Contains("expand beyond 64 KiB"));
+             Catch::Contains("expands beyond 16 KiB"));
   std::filesystem::remove_all(dir);
 }
 

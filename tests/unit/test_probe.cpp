@@ -13,6 +13,7 @@
 #include "helpers.hpp"
 #include "probe.hpp"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,6 +71,40 @@ int count(const std::string& text, const std::string& what) {
   int n = 0;
   for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
   return n;
+}
+
+// One app context of an MPMD mpirun line whose ranks each write their exit status to
+// `dir`/rank-R. Each rank runs in a session of its own under a recorder shell, so that the
+// launcher's SIGKILL of the context's process group (which follows its SIGTERM) cannot stop the
+// recorder before it writes; the context's shell passes the launcher's SIGTERM on to the rank.
+std::string recorded(const std::string& dir, int np, const std::string& cmd) {
+  const std::string rank = "trap : TERM INT; " + cmd + "; rc=\\$?; echo \\$rc > " + dir +
+                           "/rank-\\$OMPI_COMM_WORLD_RANK; exit \\$rc";
+  return "-np " + std::to_string(np) + " sh -c 'setsid sh -c \"" + rank +
+         "\" & c=$!; trap \"kill -TERM -$c\" TERM INT; wait $c; rc=$?; "
+         "if [ $rc -gt 128 ]; then wait $c; rc=$?; fi; exit $rc' ";
+}
+
+// The exit status each of `ranks` wrote to `dir` (-1: none), waiting for the recorders (they
+// outlive mpirun by a moment).
+std::vector<int> statuses(const std::string& dir, const std::vector<int>& ranks) {
+  std::vector<int> v(ranks.size(), -1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  for (;;) {
+    bool all = true;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const std::filesystem::path f =
+          std::filesystem::path(dir) / ("rank-" + std::to_string(ranks[i]));
+      const std::string text = std::filesystem::exists(f) ? test::read_file(f.string()) : "";
+      if (text.find('\n') == std::string::npos) {
+        all = false;
+        continue;
+      }
+      v[i] = std::atoi(text.c_str());
+    }
+    if (all || std::chrono::steady_clock::now() > deadline) return v;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 }  // namespace
@@ -247,4 +282,90 @@ TEST_CASE("calibrate probe: the torchrun-style rendezvous gathers every rank's b
     CHECK_THAT(e.what(),
                Catch::Contains("timed out waiting for ranks to connect (1 of 2 arrived)"));
   }
+}
+
+TEST_CASE("calibrate probe: a rank that fails or never starts at start-up ends every rank with 3",
+          "[probe]") {
+  if (const std::string why = mpi_missing(); !why.empty()) {
+    WARN("skipped: " << why);
+    return;
+  }
+  const std::string dir = temp_path("startup");
+  const std::string profile = dir + "/profile.toml";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // The ranks that start well; the failing rank is rank 1, a second after the others (they wait
+  // for it in MPI_Init).
+  const std::string probe =
+      k_bin + " calibrate probe" + k_small + " --startup-timeout 10 -o " + profile;
+  const std::string launch =
+      "ASAN_OPTIONS=detect_leaks=0 timeout -k 5 45 mpirun --allow-run-as-root "
+      "--oversubscribe --mca btl_vader_single_copy_mechanism none ";
+  auto job = [&](const std::string& rank1) {
+    return sh(launch + recorded(dir, 1, probe) + ": " + rank1 + " : " + recorded(dir, 2, probe));
+  };
+  const std::vector<int> others = {0, 2, 3};
+  SECTION("an invalid plan on one rank: it exits 2 with the located error, the others 3") {
+    const Proc p = job(recorded(dir, 1, "sleep 1; " + probe + " " + dir + "/missing-plan.toml"));
+    INFO(p.out);
+    CHECK(p.code == 2);
+    CHECK_THAT(p.out, Catch::Contains("missing-plan.toml"));
+    CHECK(statuses(dir, {1}) == std::vector<int>{2});
+    CHECK(statuses(dir, others) == std::vector<int>{3, 3, 3});
+    CHECK_THAT(p.out, Catch::Contains("rank 0: stopped by a signal"));
+    CHECK(p.seconds < 20);
+  }
+  SECTION("a bad argument on one rank: it exits 2, the others 3") {
+    const Proc p = job(recorded(dir, 1, "sleep 1; " + probe + " --iters 0"));
+    INFO(p.out);
+    CHECK(p.code == 2);
+    CHECK_THAT(p.out, Catch::Contains("--iters"));
+    CHECK(statuses(dir, others) == std::vector<int>{3, 3, 3});
+    CHECK(p.seconds < 20);
+  }
+  SECTION("a rank killed by a signal before MPI_Init: the others exit 3") {
+    const Proc p = job("-np 1 sh -c 'sleep 1; kill -KILL $$' ");
+    INFO(p.out);
+    CHECK(p.code == 137);
+    CHECK(statuses(dir, others) == std::vector<int>{3, 3, 3});
+    CHECK(p.seconds < 20);
+  }
+  SECTION("a rank that ends without MPI_Init: the others exit 3") {
+    const Proc p = job("-np 1 sh -c 'sleep 1' ");
+    INFO(p.out);
+    CHECK(p.code != 0);
+    CHECK(statuses(dir, others) == std::vector<int>{3, 3, 3});
+    CHECK(p.seconds < 20);
+  }
+  SECTION("a rank that never starts: the start-up timeout ends the others with 3") {
+    const std::string quick =
+        k_bin + " calibrate probe" + k_small + " --startup-timeout 3 -o " + profile;
+    const Proc p =
+        sh(launch + recorded(dir, 1, quick) + ": -np 1 sleep 30 : " + recorded(dir, 2, quick));
+    INFO(p.out);
+    CHECK(p.code == 3);
+    CHECK_THAT(p.out, Catch::Contains("no progress for 3 s in the start-up: joining the other "
+                                      "ranks (MPI_Init or the rendezvous)"));
+    CHECK(statuses(dir, others) == std::vector<int>{3, 3, 3});
+    CHECK(p.seconds < 20);
+  }
+  CHECK_FALSE(std::filesystem::exists(profile));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("calibrate probe: --startup-timeout is checked, and a failed start-up leaves no watchdog",
+          "[probe][cli]") {
+  auto r = test::run_cli({"calibrate", "probe", "--startup-timeout", "0"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--startup-timeout"));
+  // In this process: the start-up's deadline and signal handlers end with the failed start-up
+  // (a watchdog left armed would end this process with exit 3).
+  struct sigaction before {
+  }, after{};
+  ::sigaction(SIGTERM, nullptr, &before);
+  r = test::run_cli({"calibrate", "probe", "--startup-timeout", "0.5", "missing-plan.toml"});
+  CHECK(r.code == 2);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ::sigaction(SIGTERM, nullptr, &after);
+  CHECK(after.sa_handler == before.sa_handler);
 }
