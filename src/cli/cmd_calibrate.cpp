@@ -27,6 +27,7 @@
 #include "rows.hpp"
 #include "trainledger/calibrate.hpp"
 #include "trainledger/text.hpp"
+#include "value.hpp"
 
 #include <unistd.h>
 
@@ -270,6 +271,9 @@ Measured read_stats(const std::string& file, const PlanInput& in) {
     throw config::ConfigError({config::Diagnostic{stats_origin(file), m}});
   };
   if (!text) fail("cannot read it: " + why);
+  // memory_stats() has a few hundred keys: bounded before the parser builds a tree.
+  config::check_json_structure(*text, file, "memory-stats", 100000,
+                               "any torch.cuda.memory_stats() dump");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(*text, nullptr, true, false);

@@ -1,4 +1,5 @@
 // JSON text (Hugging Face config.json) → Value. Origins name the file and the JSON key.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -120,7 +121,20 @@ void scan_outside_strings(const std::string& text, Visit visit) {
 constexpr int k_max_json_depth = 64;
 constexpr std::size_t k_max_json_values = 100000;
 
-void check_structure(const std::string& text, const std::string& path) {
+namespace {
+// 100000 → "100,000".
+std::string grouped(std::size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+}  // namespace
+
+void check_json_structure(const std::string& text, const std::string& path, const char* what,
+                          std::size_t max_values, const char* holds) {
   // nlohmann's reader stops at a NUL as at the end of the text: what follows would be
   // dropped unread.
   if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
@@ -128,7 +142,7 @@ void check_structure(const std::string& text, const std::string& path) {
     const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + nul, '\n'));
     const int column =
         static_cast<int>(nul - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
-    throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
+    throw ConfigError({Diagnostic{Origin{path, line, column, what},
                                   "invalid JSON: a NUL byte (the file is not JSON text)"}});
   }
   int depth = 0;
@@ -136,15 +150,23 @@ void check_structure(const std::string& text, const std::string& path) {
   scan_outside_strings(text, [&](std::size_t i, int line, int column) -> std::size_t {
     const char c = text[i];
     if ((c == '{' || c == '[') && ++depth > k_max_json_depth)
-      throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
-                                    "invalid config.json: nested deeper than 64 levels"}});
+      throw ConfigError(
+          {Diagnostic{Origin{path, line, column, what},
+                      fmt::format("invalid {}: nested deeper than 64 levels",
+                                  std::string(what) == "hf_config" ? "config.json" : "JSON")}});
     if (c == '}' || c == ']') --depth;
-    if ((c == '{' || c == '[' || c == ',') && ++values > k_max_json_values)
-      throw ConfigError({Diagnostic{Origin{path, line, column, "hf_config"},
-                                    "invalid JSON: more than 100,000 values (more than any "
-                                    "config.json or DeepSpeed config holds)"}});
+    if ((c == '{' || c == '[' || c == ',') && ++values > max_values)
+      throw ConfigError(
+          {Diagnostic{Origin{path, line, column, what},
+                      fmt::format("invalid JSON: more than {} values (more than {} holds)",
+                                  grouped(max_values), holds)}});
     return 1;
   });
+}
+
+void check_structure(const std::string& text, const std::string& path) {
+  check_json_structure(text, path, "hf_config", k_max_json_values,
+                       "any config.json or DeepSpeed config");
 }
 
 // The line and column of the first number literal too large for a double (1e704), if any.

@@ -16,6 +16,7 @@
 
 #include "calibration_detail.hpp"
 #include "trainledger/text.hpp"
+#include "value.hpp"
 
 namespace trainledger::calibrate {
 
@@ -191,6 +192,8 @@ void add_row(Raw& raw, double bytes, double us, double alg, double bus, const st
 // "alg_bw", "bus_bw", "nwrong"}, "in_place": {...}}]} (src/util.cu, JSON_FILE_VERSION 1).
 Raw read_json(const std::string& text, const std::string& name) {
   Raw raw;
+  // Bounded before the parser builds a tree: a real -J file holds a few thousand values.
+  config::check_json_structure(text, name, "log", 1000000, "any nccl-tests -J output");
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) fail(name, 0, "not valid JSON (expected the output of nccl-tests -J)");
   if (!j.is_object() || !j.contains("results") || !j["results"].is_array())

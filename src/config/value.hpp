@@ -46,5 +46,11 @@ Value parse_toml(const std::string& text, const std::string& path, const std::st
 
 // Parses JSON text (a Hugging Face config.json) into a table Value; origins name JSON pointers.
 Value parse_json(const std::string& text, const std::string& path);
+// Refuses, before any parser builds a tree, JSON text with a NUL byte, nested deeper than 64
+// levels, or of more than `max_values` values (located at `path` with origin kind `what`;
+// `holds` names what real files of the kind hold, for the message): a 16 MiB "[0,0,...]"
+// would take seconds and gigabytes as a tree.
+void check_json_structure(const std::string& text, const std::string& path, const char* what,
+                          std::size_t max_values, const char* holds);
 
 }  // namespace trainledger::config

@@ -4,6 +4,8 @@
 //                  imported by a plan in a scratch folder, through to the built plan;
 //   'H':           a config.json read as the plan's hf_config (the architecture mapping);
 //   'P':           a calibration profile applied to the default plan;
+//   'S':           a torch.cuda.memory_stats() dump, compared with the default plan
+//                  (calibrate compare, table and JSON);
 //   otherwise:     the bytes as the plan's file name and its model.name (hostile names).
 // Each input loads and renders, or fails with located, non-empty ConfigErrors. Every report
 // is valid UTF-8 without control characters (tab and newline aside), the JSON parses, the
@@ -19,8 +21,10 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
+#include "app.hpp"
 #include "trainledger/config.hpp"
 #include "trainledger/invariants.hpp"
 #include "trainledger/report.hpp"
@@ -149,6 +153,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       o.calibration = (dir / "profile.toml").string();
       load_and_render(std::string("[model]\npreset = \"llama-3.1-8b\"\n") + k_rest,
                       (dir / "plan.toml").string(), base, o);
+      break;
+    }
+    case 'S': {
+      write(dir / "stats.json", bytes);
+      for (const char* format : {"table", "json"}) {
+        std::ostringstream out, err;
+        const int code = cli::run({"calibrate", "compare", "--memory-stats",
+                                   (dir / "stats.json").string(), "--format", format},
+                                  out, err);
+        if (code != 0 && code != 2)
+          fail("calibrate compare: exit " + std::to_string(code), err.str());
+        require_clean(out.str(), "calibrate compare");
+        require_clean(err.str(), "calibrate compare's errors");
+        if (code == 2 && !out.str().empty()) fail("output with exit 2", out.str());
+        if (code == 0 && std::string(format) == "json" && !nlohmann::json::accept(out.str()))
+          fail("calibrate compare JSON", out.str());
+      }
       break;
     }
     default:

@@ -149,7 +149,8 @@ TEST_CASE("a FIFO or a device named as a plan or an import is refused at once",
   fs::remove_all(root);
 }
 
-TEST_CASE("writing with -o never replaces a device, a FIFO, a directory or a link", "[hostile][files]") {
+TEST_CASE("writing with -o never replaces a device, a FIFO, a directory or a link",
+          "[hostile][files]") {
   const fs::path root = fresh_dir("write");
   const std::string log = source_path("tests/data/nccl-tests/a3mega-h100-2x8-all_reduce.txt");
   REQUIRE(::mkfifo((root / "fifo").c_str(), 0600) == 0);
@@ -276,5 +277,29 @@ TEST_CASE("model names reach Markdown, HTML and emitted configs as text", "[host
   REQUIRE(titan.code == 0);
   CHECK(titan.out.find("\nrm -rf /") == std::string::npos);
   CHECK(titan.out.find("\n# head") == std::string::npos);
+  fs::remove_all(root);
+}
+
+TEST_CASE("JSON logs and memory stats are bounded before they are parsed", "[hostile][files]") {
+  // Under the size caps, millions of values would take seconds and gigabytes as a tree.
+  const fs::path root = fresh_dir("json-bound");
+  std::string many = "{\"results\": [0";
+  many.reserve(16u << 20);
+  while (many.size() < (15u << 20)) many += ",0";
+  many += "]}";
+  write(root / "log.json", many);
+  const auto start = std::chrono::steady_clock::now();
+  const auto log = run_cli({"calibrate", "import", (root / "log.json").string()});
+  CHECK(log.code == 2);
+  CHECK(log.err.find("more than 1,000,000 values") != std::string::npos);
+  many.resize(3u << 20);
+  many += "]}";
+  write(root / "stats.json", many);
+  const auto stats =
+      run_cli({"calibrate", "compare", "--memory-stats", (root / "stats.json").string()});
+  CHECK(stats.code == 2);
+  CHECK(stats.err.find("more than 100,000 values") != std::string::npos);
+  CHECK(stats.err.find("stats.json:1:") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
   fs::remove_all(root);
 }
