@@ -62,6 +62,14 @@ void put_utf8(std::string& out, std::uint32_t cp) {
 
 constexpr std::uint32_t k_replacement = 0xfffd;
 
+// decode(), with a byte that starts no sequence read as U+FFFD (length 1).
+std::size_t decode_or_replace(std::string_view s, std::size_t i, std::uint32_t& cp) {
+  const std::size_t n = decode(s, i, cp);
+  if (n > 0) return n;
+  cp = k_replacement;
+  return 1;
+}
+
 bool needs_escape(std::uint32_t cp) {
   return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
          (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfffe ||
@@ -76,6 +84,11 @@ void hex_byte(std::string& out, unsigned char c) {
   out += k_hex[c & 15];
 }
 
+// Four hex digits of a code point below U+10000.
+void hex4(std::string& out, std::uint32_t cp) {
+  for (int shift = 12; shift >= 0; shift -= 4) out += k_hex[(cp >> shift) & 15];
+}
+
 void escape_cp(std::string& out, std::uint32_t cp) {
   if (cp == '\n') {
     out += "\\n";
@@ -87,7 +100,7 @@ void escape_cp(std::string& out, std::uint32_t cp) {
     hex_byte(out, static_cast<unsigned char>(cp));
   } else {
     out += "\\u{";
-    for (int shift = 12; shift >= 0; shift -= 4) out += k_hex[(cp >> shift) & 15];
+    hex4(out, cp);
     out += '}';
   }
 }
@@ -144,11 +157,7 @@ std::string xml(std::string_view s) {
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
     std::uint32_t cp = 0;
-    std::size_t n = decode(s, i, cp);
-    if (n == 0) {
-      cp = k_replacement;
-      n = 1;
-    }
+    const std::size_t n = decode_or_replace(s, i, cp);
     const bool allowed =
         cp == 0x9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp != 0xfffe && cp != 0xffff);
     if (!allowed) cp = k_replacement;
@@ -226,11 +235,7 @@ std::string toml_string(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size();) {
     std::uint32_t cp = 0;
-    std::size_t n = decode(s, i, cp);
-    if (n == 0) {
-      cp = k_replacement;
-      n = 1;
-    }
+    const std::size_t n = decode_or_replace(s, i, cp);
     if (cp == '"') {
       out += "\\\"";
     } else if (cp == '\\') {
@@ -241,7 +246,7 @@ std::string toml_string(std::string_view s) {
       out += "\\t";
     } else if (cp < 0x20 || cp == 0x7f || needs_escape(cp)) {
       out += "\\u";
-      for (int shift = 12; shift >= 0; shift -= 4) out += k_hex[(cp >> shift) & 15];
+      hex4(out, cp);
     } else {
       put_utf8(out, cp);
     }
