@@ -51,6 +51,8 @@ config::LoadedPlan load(const PlanOptions& o);
 // as invalid input, naming the first broken invariant.
 void require_sound(const PlanResult& plan, const config::LoadedPlan& loaded);
 // `scope`: check asks only for the stages that can hold the peak (PlanScope::every_stage).
+// With every stage, a plan of more than k_max_listed_stages stages is refused (exit 2).
+inline constexpr int k_max_listed_stages = 1024;
 PlanResult sound_plan(const config::LoadedPlan& loaded, const PlanScope& scope = {});
 report::Options report_options(const PlanOptions& o);
 

@@ -303,3 +303,27 @@ TEST_CASE("JSON logs and memory stats are bounded before they are parsed", "[hos
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
   fs::remove_all(root);
 }
+
+TEST_CASE("reports that list every stage stop at 1024 stages; check judges any pp",
+          "[hostile][bounded]") {
+  const fs::path root = fresh_dir("pp");
+  write(root / "p.toml",
+        "[model]\nlayers = 2048\nhidden = 1024\nheads = 16\nffn = 4096\n"
+        "vocab = 32000\n[training]\nseq_len = 2048\nmicro_batch = 1\n"
+        "global_batch = 2048\n[parallel]\npp = 2048\n[cluster]\n"
+        "gpu = \"h100-sxm5-80gb\"\nnodes = 256\n[checkpoint]\n"
+        "storage_bandwidth = \"1 TB/s\"\n");
+  const std::string p = (root / "p.toml").string();
+  for (const char* format : {"table", "json", "html"}) {
+    const auto r = run_cli({"plan", p, "--format", format});
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("p.toml:12:6: parallel.pp (2048): a report lists every stage, at most "
+                     "1024") != std::string::npos);
+  }
+  const auto c = run_cli({"check", p});
+  INFO(c.err);
+  CHECK((c.code == 0 || c.code == 1));  // a verdict, not a refusal
+  CHECK(c.out.find("p.toml") != std::string::npos);
+  fs::remove_all(root);
+}
