@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "resolve.hpp"
+#include "trainledger/text.hpp"
 
 namespace trainledger::config::hf {
 
@@ -134,13 +135,35 @@ class Cfg {
     v.origin = at;
     if (auto s = to_setting(*spec, v, m_errors)) m_out[spec->full_name()] = *s;
   }
+  // A flag, a count: absent or null is the fallback (transformers' default); a value of the
+  // wrong type (a string "yes", a -7 count) is a located error, never the fallback.
   bool flag(const char* key, bool fallback = false) {
     const Value* v = get({key});
-    return v && v->type == Value::Type::boolean ? v->boolean : fallback;
+    if (!v || v->type == Value::Type::other) return fallback;
+    if (v->type == Value::Type::boolean) return v->boolean;
+    wrong(*v, key, "true or false");
+    return fallback;
   }
   std::int64_t number(const char* key, std::int64_t fallback) {
     const Value* v = get({key});
-    return v && v->type == Value::Type::integer ? v->integer : fallback;
+    if (!v || v->type == Value::Type::other) return fallback;
+    if (v->type == Value::Type::integer && v->integer >= 0) return v->integer;
+    wrong(*v, key, "a whole number, 0 or more");
+    return fallback;
+  }
+  // A window or chunk length: absent, null or 0 is none; else a positive integer (a string,
+  // a negative or a boolean is a located error). The value, or nullptr for none.
+  const Value* length(const char* key) {
+    const Value* v = get({key});
+    if (!v || v->type == Value::Type::other) return nullptr;
+    if (v->type == Value::Type::integer && v->integer >= 0) return v->integer > 0 ? v : nullptr;
+    wrong(*v, key, "a whole number of tokens, 0 or more (or null)");
+    return nullptr;
+  }
+  void wrong(const Value& v, const char* key, const char* expected) {
+    m_errors.push_back(
+        Diagnostic{v.origin, fmt::format("model_type \"{}\": {}: expected {}, got {}", m_type, key,
+                                         expected, text::printable(v.to_text(), 80))});
   }
   std::string text(const char* key) {
     const Value* v = get({key});

@@ -82,8 +82,8 @@ void llama4_schedules(Cfg& c) {
       c.refuse("moe_layers",
                "MoE layers other than every interleave_moe_layer_step-th are not modelled");
   }
-  const Value* chunk = c.get({"attention_chunk_size"});
-  if (!chunk || chunk->type != Value::Type::integer || chunk->integer <= 0) return;
+  const Value* chunk = c.length("attention_chunk_size");
+  if (!chunk) return;
   c.set("attention_chunk", *chunk, chunk->origin);
   std::int64_t every = c.number("no_rope_layer_interval", 4);
   if (const Value* nope = c.get({"no_rope_layers"});
@@ -113,8 +113,8 @@ void llama4_schedules(Cfg& c) {
 
 // Sliding-window attention: the window (null or absent: none) and which layers are global.
 void window(Cfg& c, std::int64_t global_every) {
-  const Value* w = c.get({"sliding_window"});
-  if (!w || w->type != Value::Type::integer || w->integer <= 0) return;
+  const Value* w = c.length("sliding_window");
+  if (!w) return;
   c.set("sliding_window", *w, w->origin);
   if (global_every > 0) c.fix("global_every", integer_value(global_every));
 }

@@ -327,3 +327,37 @@ TEST_CASE("reports that list every stage stop at 1024 stages; check judges any p
   CHECK(c.out.find("p.toml") != std::string::npos);
   fs::remove_all(root);
 }
+
+TEST_CASE("a config.json flag or length of the wrong type is an error, not the default",
+          "[hostile][hf]") {
+  const fs::path root = fresh_dir("hf-types");
+  const auto plan_with = [&](const std::string& type, const std::string& extra) {
+    std::string cfg = k_llama_config;
+    cfg.replace(cfg.find("\"llama\""), 7, "\"" + type + "\"");
+    cfg.insert(cfg.size() - 1, ", " + extra);
+    write(root / "config.json", cfg);
+    write(root / "p.toml", std::string("[model]\nhf_config = \"config.json\"\n") + k_plan_rest);
+    return run_cli({"plan", (root / "p.toml").string(), "--format", "json"});
+  };
+  for (const char* bad :
+       {"\"sliding_window\": \"4096\"", "\"sliding_window\": -5", "\"sliding_window\": true"}) {
+    const auto r = plan_with("mistral", bad);
+    INFO(bad << ": " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("sliding_window: expected a whole number of tokens") != std::string::npos);
+  }
+  for (const char* bad : {"\"attention_bias\": \"abc\"", "\"mlp_bias\": 1"}) {
+    const auto r = plan_with("llama", bad);
+    INFO(bad << ": " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("expected true or false") != std::string::npos);
+  }
+  const auto q = plan_with("qwen2", "\"use_sliding_window\": \"yes\"");
+  CHECK(q.code == 2);
+  // null and absent are the configuration class's default; 4096 is a window.
+  CHECK(plan_with("mistral", "\"sliding_window\": null").code == 0);
+  const auto w = plan_with("mistral", "\"sliding_window\": 4096");
+  REQUIRE(w.code == 0);
+  CHECK(w.out.find("\"model.sliding_window\"") != std::string::npos);
+  fs::remove_all(root);
+}
