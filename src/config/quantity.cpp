@@ -141,6 +141,20 @@ std::optional<Largest> largest(QuantityKind kind) {
   return std::nullopt;
 }
 
+// The smallest positive rate that still describes hardware (a link of 1e-300 GB/s would time a
+// step in 1e300 days): a positive bandwidth or FLOP rate below it is refused, as one above
+// largest() is. Zero is left to each key's own rule.
+std::optional<Largest> smallest(QuantityKind kind) {
+  switch (kind) {
+    case QuantityKind::bandwidth:
+      return Largest{1, "1 B/s"};
+    case QuantityKind::flops:
+      return Largest{1, "1 FLOP/s"};
+    default:
+      return std::nullopt;
+  }
+}
+
 std::string_view kind_name(QuantityKind kind) {
   switch (kind) {
     case QuantityKind::bytes:
@@ -225,6 +239,10 @@ QuantityResult parse_quantity(std::string_view text, QuantityKind kind) {
     return {std::nullopt, "\"" + std::string(text) +
                               "\" is out of range: " + std::string(kind_name(kind)) +
                               " is at most " + std::string(top->shown)};
+  if (const auto low = smallest(kind); low && value != 0 && std::fabs(value) < low->value)
+    return {std::nullopt, "\"" + std::string(text) +
+                              "\" is out of range: " + std::string(kind_name(kind)) +
+                              " that is not 0 is at least " + std::string(low->shown)};
   return {value, {}};
 }
 

@@ -275,14 +275,23 @@ TEST_CASE("hostile values: overflowing numbers, edge-of-range inputs, multi-line
                            ":4:17: invalid JSON: a number too large for a double (read for "
                            "model.hf_config at test.toml:2:13)");
   // Documented-valid extremes that would print inf or NaN are refused by the invariant checker.
-  for (const char* set :
-       {"cluster.matmul_efficiency=5e-324", "cluster.inter_node_bandwidth=1e-300 B/s",
-        "checkpoint.storage_bandwidth=1e-300 B/s"}) {
+  for (const char* set : {"cluster.matmul_efficiency=5e-324"}) {
     INFO(set);
     const auto r = run_cli({"plan", "--set", set});
     CHECK(r.code == 2);
     CHECK(r.out.empty());
     CHECK(r.err.find("the plan's numbers are out of range") != std::string::npos);
+    CHECK(run_cli({"check", "default", "--set", set}).code == 2);
+  }
+  // A bandwidth far below any link (a step of 1e300 days) is refused where it is read.
+  for (const char* set :
+       {"cluster.inter_node_bandwidth=1e-300 B/s", "checkpoint.storage_bandwidth=1e-300 GB/s"}) {
+    INFO(set);
+    const auto r = run_cli({"plan", "--set", set});
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("is out of range: a bandwidth that is not 0 is at least 1 B/s") !=
+          std::string::npos);
     CHECK(run_cli({"check", "default", "--set", set}).code == 2);
   }
   // No failures expected: no MTBF of 0 s, but a warning.
