@@ -131,9 +131,13 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
         failed.push_back(k);
         whole_section = whole_section || k == "preset" || k == "hf_config" || k == "gpu";
       }
-      whole_section = whole_section || d.origin.what == "preset" || d.origin.what == "hf_config" ||
-                      d.message.rfind("model:", 0) == 0 || mentions(d.message, "preset") ||
-                      mentions(d.message, "hf_config");
+      // An error in another file the plan reads (an import, a preset, a config.json): the
+      // rules would only report what that file failed to give ("model: missing layers").
+      const bool other_file = !d.origin.file.empty() && d.origin.file != name &&
+                              d.origin.what != "--set" && d.origin.what != "option";
+      whole_section = whole_section || other_file || d.origin.what == "preset" ||
+                      d.origin.what == "hf_config" || d.message.rfind("model:", 0) == 0 ||
+                      mentions(d.message, "preset") || mentions(d.message, "hf_config");
     }
     if (!whole_section) {
       std::vector<Diagnostic> rules;

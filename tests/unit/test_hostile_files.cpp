@@ -361,3 +361,16 @@ TEST_CASE("a config.json flag or length of the wrong type is an error, not the d
   CHECK(w.out.find("\"model.sliding_window\"") != std::string::npos);
   fs::remove_all(root);
 }
+
+TEST_CASE("a rejected import is reported alone, not with what it failed to give",
+          "[hostile][imports]") {
+  const fs::path root = fresh_dir("import-alone");
+  write(root / "train.sh", "torchrun pretrain_gpt.py --tensor-model-parallel-size $((5/0))\n");
+  write(root / "p.toml",
+        "[import]\nmegatron = \"train.sh\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
+  const auto r = run_cli({"plan", (root / "p.toml").string()});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("division by zero") != std::string::npos);
+  CHECK(r.err.find("model: missing") == std::string::npos);
+  fs::remove_all(root);
+}
