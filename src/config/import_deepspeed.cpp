@@ -82,9 +82,9 @@ void zero_optimization(const Value& v, Sink& s) {
     } else if (k == "reduce_bucket_size") {
       // Elements, not bytes: DeepSpeed's buckets hold 16-bit gradients (2 B each).
       const auto n = number_of(x);
-      if (!n || !(*n >= 1) || *n > 1e15)
-        s.error(x.origin,
-                fmt::format("{}: expected a positive number of elements, got {}", name, shown(x)));
+      if (!n || !(*n >= 1) || *n > 1e15 || *n != std::floor(*n))
+        s.error(x.origin, fmt::format("{}: expected a positive whole number of elements, got {}",
+                                      name, shown(x)));
       else
         s.put("parallel.bucket_size", string_value(fmt::format("{:.0f} B", *n * 2), x.origin));
     } else if (k == "allgather_bucket_size") {
@@ -170,6 +170,16 @@ void import_deepspeed(const Value& doc, Sink& s) {
       zero_optimization(v, s);
     } else if (key == "optimizer") {
       optimizer(v, s);
+    } else if (key == "communication_data_type") {
+      // deepspeed/runtime/config.py get_communication_data_type: "fp32", "fp16" or "bf16" (a
+      // ValueError otherwise); the dtype of the data-parallel gradient reduction.
+      if (v.type != Value::Type::string ||
+          (v.string != "fp32" && v.string != "fp16" && v.string != "bf16"))
+        s.error(v.origin, fmt::format("communication_data_type: expected \"fp32\", \"fp16\" or "
+                                      "\"bf16\", got {}",
+                                      shown(v)));
+      else
+        s.put("training.reduce_dtype", v);
     } else if (key == "activation_checkpointing") {
       s.ignore(key,
                "DeepSpeed's options only configure checkpointing the model code asks for: set "

@@ -374,3 +374,29 @@ TEST_CASE("a rejected import is reported alone, not with what it failed to give"
   CHECK(r.err.find("model: missing") == std::string::npos);
   fs::remove_all(root);
 }
+
+TEST_CASE("DeepSpeed: communication_data_type is the reduction's dtype; a bucket is whole",
+          "[hostile][imports]") {
+  const fs::path root = fresh_dir("ds-types");
+  const auto plan_with = [&](const std::string& json) {
+    write(root / "ds.json", json);
+    write(root / "p.toml", std::string("[model]\npreset = \"llama-3.1-8b\"\n[import]\n"
+                                       "deepspeed = \"ds.json\"\n") +
+                               k_plan_rest);
+    return run_cli({"plan", (root / "p.toml").string(), "--format", "json"});
+  };
+  const auto fp32 = plan_with(R"({"bf16": {"enabled": true}, "communication_data_type": "fp32"})");
+  INFO(fp32.err);
+  REQUIRE(fp32.code == 0);
+  const auto j = nlohmann::json::parse(fp32.out);
+  bool found = false;
+  for (const auto& o : j["origins"])
+    if (o.contains("key") && o["key"] == "training.reduce_dtype") found = true;
+  CHECK((found || fp32.out.find("training.reduce_dtype") != std::string::npos));
+  CHECK(fp32.out.find("\"fp32\"") != std::string::npos);
+  CHECK(plan_with(R"({"communication_data_type": "fp31"})").code == 2);
+  const auto half = plan_with(R"({"zero_optimization": {"reduce_bucket_size": 1.5}})");
+  CHECK(half.code == 2);
+  CHECK(half.err.find("positive whole number of elements") != std::string::npos);
+  fs::remove_all(root);
+}

@@ -318,7 +318,7 @@ TEST_CASE("hostile imports: DeepSpeed values are read, listed or refused, never 
   CHECK_THAT(r.errors, Catch::Contains("ds.json#/zero_optimization/stage: "
                                        "zero_optimization.stage: expected 0, 1, 2 or 3"));
   CHECK_THAT(r.errors, Catch::Contains("zero_optimization.reduce_bucket_size: expected a "
-                                       "positive number of elements, got \"5e8\""));
+                                       "positive whole number of elements, got \"5e8\""));
   CHECK_THAT(r.errors, Catch::Contains("ds.json#/zero_optimization/offload_optimizer/device: "
                                        "zero_optimization.offload_optimizer.device = \"nvmee\": "
                                        "expected \"cpu\", \"nvme\" or \"none\""));
