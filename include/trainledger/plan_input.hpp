@@ -63,6 +63,8 @@ struct TrainingSpec {
   double trainable_params = 0;  // 0: every parameter trains (full fine-tune / pre-training)
   double tokens = 0;            // total training tokens, 0 when not given
   Loss loss = Loss::standard;
+  // The dtype of the standard/chunked loss's log-softmax and gradients (fp32: upcast logits).
+  DType loss_dtype = DType::fp32;
   bool eager_norm = false;  // norm_impl = "eager": fp32 upcast inside the norm
   // A fused SwiGLU saves its input only (Megatron-LM's bias_swiglu_impl), not the activation's
   // output as well (PyTorch eager).
@@ -98,6 +100,9 @@ struct ParallelSpec {
   // FSDP2 fully_shard(reshard_after_forward): false keeps every unit gathered from its forward
   // to its backward (no second all-gather; torchtitan's default under pipeline parallelism).
   bool reshard_after_forward = true;
+  // FSDP1 limit_all_gathers: false lets the CPU thread issue the all-gathers of units ahead of
+  // the GPU (PyTorch 2.0's default), so up to every unit of the stage is gathered at once.
+  bool limit_all_gathers = true;
   // ZeRO-3/FSDP with FP8: the GEMM weights are cast to FP8 on their shard and all-gathered in
   // FP8 (torchtitan enable_fsdp_float8_all_gather, torchao float8).
   bool fp8_all_gather = false;
@@ -256,6 +261,15 @@ constexpr std::array<Framework, 5> all_values(Framework) {
 constexpr std::array<DType, 5> all_values(DType) {
   return {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8};
 }
+
+// Defaults that follow from the stack and the layout (the loader, what-if changes and the
+// layout search derive them alike when the plan does not give them): gradients are reduced
+// once per step at ZeRO 0-1 and every micro-batch at ZeRO 2-3, except for FSDP under
+// PyTorch's pipelining, which reduces at the last micro-batch
+// (torch/distributed/pipelining/stage.py backward_maybe_with_nosync) and, as torchtitan,
+// keeps every unit gathered from forward to backward (reshard_after_forward = not pp).
+GradSync default_grad_sync(Framework f, int zero, int pp);
+bool default_reshard_after_forward(Framework f, int zero, int pp);
 
 // The enum value named `name`, or `fallback` (callers validate names against the key table).
 template <typename E>

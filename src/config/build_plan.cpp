@@ -129,6 +129,18 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.trainable_params = in.number("training.trainable_params", 0);
   t.tokens = in.number("training.tokens", 0);
   t.loss = from_string(in.text("training.loss"), Loss::standard);
+  if (in.has("training.loss_dtype")) {
+    t.loss_dtype = from_string(in.text("training.loss_dtype"), DType::fp32);
+  } else {
+    // A model cast to 16 bits and run without autocast computes its loss on 16-bit logits:
+    // pure 16-bit recipes, and DeepSpeed's fp16 engine (runtime/engine.py casts the module
+    // with half(); autocast only with "torch_autocast").
+    const bool sixteen = t.precision == DType::bf16 || t.precision == DType::fp16;
+    const bool cast_module =
+        !t.master_weights || (t.framework == Framework::deepspeed && t.precision == DType::fp16);
+    t.loss_dtype = sixteen && cast_module ? t.precision : DType::fp32;
+    record_text(r, "training.loss_dtype", std::string(to_string(t.loss_dtype)));
+  }
   if (given(r, "training.norm_impl")) {
     t.eager_norm = in.text("training.norm_impl") == "eager";
   } else {
@@ -154,10 +166,16 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
   p.zero = static_cast<int>(in.integer("parallel.zero"));
   p.zero_shard_size = static_cast<int>(in.integer("parallel.zero_shard_size", 0));
   // Accumulation syncs once per step unless gradients must stay sharded (ZeRO-2/3, FSDP).
+  // PyTorch's pipelining runs FSDP2 stages with set_requires_gradient_sync(False) and
+  // set_reshard_after_backward(False) on every micro-batch but the last
+  // (torch/distributed/pipelining/stage.py backward_maybe_with_nosync): the gradients stay
+  // unsharded and are reduced once per step; torchtitan also keeps the units gathered after
+  // forward under pipeline parallelism (parallelize.py: reshard_after_forward = not pp).
+  const Framework framework = from_string(framework_name(in), Framework::pytorch);
   if (in.has("parallel.grad_sync")) {
     p.grad_sync = from_string(in.text("parallel.grad_sync"), GradSync::every_micro_batch);
   } else {
-    p.grad_sync = p.zero >= 2 ? GradSync::every_micro_batch : GradSync::last_micro_batch;
+    p.grad_sync = default_grad_sync(framework, p.zero, p.pp);
     record_text(r, "parallel.grad_sync", std::string(to_string(p.grad_sync)));
   }
   p.schedule = from_string(in.text("parallel.schedule"), Schedule::one_f_one_b);
@@ -186,7 +204,13 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
     }
   }
   p.reshard_after_forward = in.boolean("parallel.reshard_after_forward");
+  if (!given(r, "parallel.reshard_after_forward") &&
+      !default_reshard_after_forward(framework, p.zero, p.pp)) {
+    p.reshard_after_forward = false;
+    record(r, "parallel.reshard_after_forward", false, "false");
+  }
   p.fp8_all_gather = in.boolean("parallel.fp8_all_gather");
+  p.limit_all_gathers = in.boolean("parallel.limit_all_gathers");
   p.placement = in.get<std::vector<std::string>>("parallel.placement");
   p.overlap_dp = in.boolean("parallel.overlap_dp");
   p.overlap_tp = in.boolean("parallel.overlap_tp");

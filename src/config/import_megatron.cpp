@@ -33,6 +33,7 @@ const Flag k_megatron_flags[] = {
     {"--virtual-pipeline-model-parallel-size", "", true},
     {"--sequence-parallel", "parallel.sequence_parallel", false},
     {"--use-distributed-optimizer", "", false},
+    {"--optimizer-cpu-offload", "", false},
     {"--overlap-grad-reduce", "parallel.overlap_dp", false},
     {"--overlap-param-gather", "parallel.overlap_param_gather", false},
     {"--tp-comm-overlap", "parallel.overlap_tp", false},
@@ -66,6 +67,7 @@ const Flag k_megatron_flags[] = {
     {"--moe-shared-expert-intermediate-size", "", true},
     {"--moe-expert-capacity-factor", "training.moe_capacity_factor", true},
     {"--cross-entropy-loss-fusion", "", false},
+    {"--cross-entropy-fusion-impl", "", true},
     {"--grad-reduce-in-bf16", "", false},
     {"--use-flash-attn", "", false},
     {"--attention-backend", "", true},
@@ -235,6 +237,9 @@ void import_megatron(const std::string& text, Sink& s) {
       continue;
     }
     if (flag == "--use-distributed-optimizer") s.put("parallel.zero", integer_value(1, o));
+    // Megatron-Core's HybridDeviceOptimizer: optimizer state and fp32 master parameters on the
+    // host, main_grad on the GPU (the framework's offload convention).
+    if (flag == "--optimizer-cpu-offload") s.put("parallel.offload", string_value("optimizer", o));
     // FP8 recipes run beside --bf16: FP8 wins.
     if ((flag == "--bf16" || flag == "--fp16") && !seen.count("--fp8-format"))
       s.put("training.precision", string_value(flag.substr(2), o));
@@ -320,7 +325,20 @@ void import_megatron(const std::string& text, Sink& s) {
         }
       }
     }
-    if (flag == "--cross-entropy-loss-fusion") s.put("training.loss", string_value("fused", o));
+    // Megatron-Core's fused cross-entropy: the native implementation (the default) still makes
+    // an fp32 copy of the logits and saves the fp32 softmax (fusions/fused_cross_entropy.py),
+    // the memory of the vocab-parallel loss; Transformer Engine's kernel does not.
+    if (flag == "--cross-entropy-loss-fusion") {
+      const auto impl = seen.find("--cross-entropy-fusion-impl");
+      if (impl != seen.end() && impl->second.value == "te")
+        s.put("training.loss", string_value("fused", o));
+      else
+        s.ignore(flag,
+                 "the native fused cross-entropy keeps the fp32 softmax: the memory of "
+                 "the vocab-parallel loss (training.loss = \"standard\")");
+    }
+    if (flag == "--cross-entropy-fusion-impl" && v.value != "te" && v.value != "native")
+      s.error(o, fmt::format("{}: expected native or te", said(flag, v)));
     // Megatron-Core DDP keeps main_grad in the reduce dtype (grad_reduce_in_fp32 off).
     if (flag == "--grad-reduce-in-bf16") {
       s.put("training.grad_dtype", string_value("bf16", o));

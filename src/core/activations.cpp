@@ -183,7 +183,7 @@ void mlp_core(const PlanInput& in, double tokens, double f, std::string_view pre
   }
 }
 
-void mlp_tensors(const PlanInput& in, Tensors& out) {
+void mlp_tensors(const PlanInput& in, bool moe_layer, Tensors& out) {
   const ModelSpec& m = in.model;
   const double T = local_tokens(in);
   const double h = m.hidden;
@@ -192,7 +192,7 @@ void mlp_tensors(const PlanInput& in, Tensors& out) {
   SavedTensor mlp_in = tensor("mlp_in", T * h, gemm_input_bytes(in), Split::seq);
   mlp_in.weight_input_of = target_bit(LoraTarget::gate) | target_bit(LoraTarget::up);
   out.push_back(mlp_in);
-  if (is_moe(m)) {
+  if (is_moe(m) && moe_layer) {
     // The routed tensors at the balanced T·k; tensor_bytes scales them by the routing load.
     const double routed = T * m.experts_per_token;
     out.push_back(tensor("router_probs", T * m.experts, k_fp32, Split::seq));
@@ -262,11 +262,11 @@ double local_tokens(const PlanInput& in) {
   return seq_local(in) * static_cast<double>(in.training.micro_batch);
 }
 
-Tensors layer_tensors(const PlanInput& in) {
+Tensors layer_tensors(const PlanInput& in, bool moe_layer) {
   Tensors out;
   if (in.model.count_only) return out;
   attention_tensors(in, out);
-  mlp_tensors(in, out);
+  mlp_tensors(in, moe_layer, out);
   lora_tensors(in, out);
   drop_frozen_inputs(in, out);
   return out;

@@ -57,8 +57,9 @@ class Tensors {
   int m_size = 0;
 };
 
-// Saved tensors of one transformer layer for one micro-batch of the plan.
-Tensors layer_tensors(const PlanInput& in);
+// Saved tensors of one transformer layer for one micro-batch of the plan; for a MoE model
+// `moe_layer = false` gives one of its dense-MLP layers (an MLP of width model.ffn).
+Tensors layer_tensors(const PlanInput& in, bool moe_layer = true);
 // Tensors outside the layers: first stage (embedding side) or last stage (final norm, head).
 Tensors first_stage_tensors(const PlanInput& in);
 Tensors last_stage_tensors(const PlanInput& in);

@@ -75,8 +75,10 @@ void apply_layout(PlanInput& work, const PlanInput& base, const Layout& l) {
   t.recompute = l.recompute;
   t.global_batch = base.training.global_batch > 0 ? base.training.global_batch
                                                   : base.training.micro_batch * base.parallel.dp;
-  if (!given(base, "parallel.grad_sync"))
-    p.grad_sync = l.zero >= 2 ? GradSync::every_micro_batch : GradSync::last_micro_batch;
+  const Framework f = base.training.framework;
+  if (!given(base, "parallel.grad_sync")) p.grad_sync = default_grad_sync(f, l.zero, l.pp);
+  if (!given(base, "parallel.reshard_after_forward"))
+    p.reshard_after_forward = default_reshard_after_forward(f, l.zero, l.pp);
   if (base.training.framework == Framework::megatron && !given(base, "parallel.bucket_size")) {
     // Megatron-Core DDP: max(4e7, 1e6 × dp × cp) elements (the loader's derivation).
     const double ranks = static_cast<double>(l.dp) * l.cp;

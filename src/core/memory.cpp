@@ -23,7 +23,25 @@ constexpr const char* k_src_loss =
     "Megatron-LM splits the vocabulary over tp (vocab-parallel cross-entropy); a fused kernel "
     "(flash-attn's CrossEntropyLoss) keeps only the 16-bit logits and a per-row log-sum-exp";
 
-bool offloaded(const PlanInput& in, ItemId id) { return offloaded_under(id, in.parallel.offload); }
+// What leaves the GPU under parallel.offload, per stack:
+// - Megatron-Core's --optimizer-cpu-offload (HybridDeviceOptimizer) moves the optimizer state
+//   and the fp32 master parameters; the fp32 main_grad buffer stays on the GPU and is copied
+//   over each step (megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py).
+// - PyTorch FSDP's CPUOffload(offload_params=True) keeps the sharded FlatParameter (or FSDP2
+//   DTensor shard), its gradient and the optimizer on the host; a quantized (NF4) base stored
+//   in the flat parameter (bnb_4bit_quant_storage) goes with it
+//   (torch/distributed/fsdp/_flat_param.py, _fully_shard/_fsdp_param.py offload_policy).
+// - DeepSpeed offload_optimizer / offload_param (ZeRO-Offload, ZeRO-Infinity): the catalogue's
+//   offloaded_by.
+bool offloaded(const PlanInput& in, ItemId id) {
+  const Offload o = in.parallel.offload;
+  const Framework f = in.training.framework;
+  if (f == Framework::megatron && id == ItemId::grads) return false;
+  if ((f == Framework::pytorch || f == Framework::hf) && o == Offload::optimizer_params &&
+      (id == ItemId::params_nf4 || id == ItemId::params_nf4_constants))
+    return true;
+  return offloaded_under(id, o);
+}
 
 bool present_at_init(ItemId id) { return info(id).at_init; }
 
@@ -59,6 +77,13 @@ MemoryModel<V> memory_model(const PlanInput& in) {
     m.layer_none = layer_bytes_expr<V>(in, layer, Recompute::none);
     m.layer_mode = layer_bytes_expr<V>(in, layer, in.training.recompute);
     m.largest_tensor = largest_layer_tensor(in, layer);
+    if (is_moe(in.model) && dense_mlp_layers(in.model) > 0) {
+      const Tensors dl = layer_tensors(in, false);  // the dense MLP of width model.ffn
+      m.dense_kind = true;
+      m.dense_none = layer_bytes_expr<V>(in, dl, Recompute::none);
+      m.dense_mode = layer_bytes_expr<V>(in, dl, in.training.recompute);
+      m.largest_tensor = std::max(m.largest_tensor, largest_layer_tensor(in, dl));
+    }
   }
   fixed_overheads<V>(in, m);
   return m;
@@ -75,19 +100,31 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
   const int mtp = place.last ? in.model.mtp_layers : 0;
   const int stage_layers = place.layers + mtp;
   const int ckpt = checkpointed_layers(in, stage_layers);
-  const int plain = stage_layers - ckpt;
+  // A MoE model's dense-MLP layers on this stage (the multi-token-prediction layers are MoE).
+  const int dense =
+      model.dense_kind ? place.layers - stage_moe_layers(in.model, place.layers, place.first) : 0;
   if (stage_layers > 0) {
     V layers = V::term("none", 0, "B");
-    const V plain_layers = V::term("layers", plain, "layers");
-    const V ckpt_layers = V::term("recomputed_layers", ckpt, "recomputed layers");
-    const V& per_plain = model.layer_none;
-    const V& per_ckpt = model.layer_mode;
-    if (ckpt == 0)
-      layers = per_plain * plain_layers;
-    else if (plain == 0)
-      layers = per_ckpt * ckpt_layers;
-    else
-      layers = per_plain * plain_layers + per_ckpt * ckpt_layers;
+    bool any = false;
+    auto add = [&](const V& per, int count, const char* key, const char* what) {
+      if (count <= 0) return;
+      const V part = per * V::term(key, count, what);
+      layers = any ? layers + part : part;
+      any = true;
+    };
+    // Recompute applies to the same share of each kind of layer.
+    const int dense_ckpt =
+        stage_layers > 0
+            ? static_cast<int>(std::lround(static_cast<double>(ckpt) * dense / stage_layers))
+            : 0;
+    const int moe_ckpt = ckpt - dense_ckpt;
+    const int moe = stage_layers - dense;
+    add(model.layer_none, moe - moe_ckpt, "layers", dense > 0 ? "MoE layers" : "layers");
+    add(model.layer_mode, moe_ckpt, "recomputed_layers",
+        dense > 0 ? "recomputed MoE layers" : "recomputed layers");
+    add(model.dense_none, dense - dense_ckpt, "dense_layers", "dense-MLP layers");
+    add(model.dense_mode, dense_ckpt, "recomputed_dense_layers", "recomputed dense-MLP layers");
+    if (!any) layers = model.layer_none * V::term("layers", 0, "layers");
     auto label = [&] {
       return "activations (" + std::string(to_string(in.training.recompute)) + " recompute)";
     };
@@ -124,13 +161,16 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
                        times_heads(logits), k_src_loss));
   }
   if (place.last && in.training.loss == Loss::standard) {
-    const V logits = V::term("bytes", 4, "B (fp32)") *
+    const bool fp32 = in.training.loss_dtype == DType::fp32;
+    const V logits = V::term("bytes", dtype_bytes(in.training.loss_dtype),
+                             fp32 ? "B (fp32)" : "B (16-bit: loss_dtype)") *
                      V::term("tokens", local_tokens(in), "tokens") *
                      V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
                      V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over") *
                      loss_in_flight<V>(in, m);
-    out.push_back(make(ItemId::logits, "log-probs for the loss (fp32)", Unit::bytes,
-                       times_heads(logits), k_src_loss));
+    out.push_back(make(ItemId::logits,
+                       fp32 ? "log-probs for the loss (fp32)" : "log-probs for the loss (16-bit)",
+                       Unit::bytes, times_heads(logits), k_src_loss));
   }
   return out;
 }

@@ -25,9 +25,14 @@ template <typename V>
 struct MemoryModel {
   V layer_none = V::term("none", 0, "B");  // one layer, one micro-batch, no recompute
   V layer_mode = V::term("none", 0, "B");  // ... under the plan's recompute mode
-  double largest_tensor = 0;               // the largest single tensor of a layer
-  Items<V> fixed;                          // CUDA context and NCCL buffers (every phase)
-  Items<V> kernels;                        // cuBLAS workspace (once kernels have run)
+  // A MoE model's dense-MLP layers (the first dense_layers, those between moe_every): they
+  // save a dense MLP's tensors, not the routed experts'.
+  bool dense_kind = false;
+  V dense_none = V::term("none", 0, "B");
+  V dense_mode = V::term("none", 0, "B");
+  double largest_tensor = 0;  // the largest single tensor of a layer
+  Items<V> fixed;             // CUDA context and NCCL buffers (every phase)
+  Items<V> kernels;           // cuBLAS workspace (once kernels have run)
 };
 
 template <typename V>

@@ -215,4 +215,19 @@ void Provenance::set(std::string_view key, Source s) {
     m_keys.insert(it, {std::string(key), s});
 }
 
+namespace {
+bool fsdp_pipeline(Framework f, int zero, int pp) {
+  return (f == Framework::pytorch || f == Framework::hf) && zero >= 3 && pp > 1;
+}
+}  // namespace
+
+GradSync default_grad_sync(Framework f, int zero, int pp) {
+  return zero >= 2 && !fsdp_pipeline(f, zero, pp) ? GradSync::every_micro_batch
+                                                  : GradSync::last_micro_batch;
+}
+
+bool default_reshard_after_forward(Framework f, int zero, int pp) {
+  return !fsdp_pipeline(f, zero, pp);
+}
+
 }  // namespace trainledger

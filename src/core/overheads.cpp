@@ -1,8 +1,10 @@
 // Fixed overheads per GPU (docs/formulas.md#overheads). Each is of kind "assumed" until a
 // calibration measures it.
+#include <algorithm>
 #include <array>
 #include <string>
 
+#include "collectives.hpp"
 #include "memory.hpp"
 
 namespace trainledger {
@@ -17,7 +19,9 @@ constexpr const char* k_src_context =
 constexpr const char* k_src_nccl =
     "NCCL maintainers: memory grows linearly with channels and with communicators; a ring needs "
     "2 connections, all-to-all one per peer (NVIDIA/nccl#986, #1685: 10 MiB per connection per "
-    "channel on H100)";
+    "channel on H100); all-to-all runs point-to-point with p2pnChannelsPerPeer channels per "
+    "peer, 2 for a peer on the network (NCCL src/graph/paths.cc ncclTopoGetNchannels: "
+    "NCCL_NCHANNELS_PER_NET_PEER = 2), the communicator's channels for an NVLink peer";
 constexpr const char* k_src_cublas = "cuBLAS workspace allocated by PyTorch on first GEMM";
 constexpr const char* k_src_frag =
     "PyTorch caching allocator: reserved exceeds allocated by a share of the dynamic memory "
@@ -26,16 +30,19 @@ constexpr const char* k_src_frag =
 struct Communicator {
   std::string_view name;
   int size = 1;
-  int connections = 2;
+  int connections = 2;      // with the communicator's channels each
+  int net_connections = 0;  // all-to-all peers across the network: 2 channels each
 };
 
 struct Communicators {
   std::array<Communicator, 8> list{};
   int count = 0;
-  void add(std::string_view name, int size, int connections) {
-    list[count++] = Communicator{name, size, connections};
+  void add(std::string_view name, int size, int connections, int net_connections = 0) {
+    list[count++] = Communicator{name, size, connections, net_connections};
   }
 };
+
+constexpr int k_channels_per_net_peer = 2;  // NCCL_NCHANNELS_PER_NET_PEER
 
 Communicators communicators(const PlanInput& in) {
   const ParallelSpec& p = in.parallel;
@@ -54,7 +61,12 @@ Communicators communicators(const PlanInput& in) {
   }
   if (p.cp > 1) g.add("cp", p.cp, 2);
   if (p.pp > 1) g.add("pp", p.pp, 2);
-  if (p.ep > 1) g.add("ep", p.ep, p.ep - 1);
+  if (p.ep > 1) {
+    // One connection per peer: those on the rank's node over NVLink, the rest over the network.
+    const Group ep = group_of(in, "ep", p.ep);
+    const int local = std::max(1, std::min(ep.ranks_per_node, p.ep));
+    g.add("ep", p.ep, local - 1, p.ep - local);
+  }
   if (in.model.tied_embeddings && p.pp > 1) g.add("embedding", 2, 2);
   return g;
 }
@@ -73,13 +85,19 @@ void fixed_overheads(const PlanInput& in, MemoryModel<V>& model) {
     V sum = V::term("none", 0, "B");
     for (int i = 0; i < groups.count; ++i) {
       const Communicator& g = groups.list[i];
-      const V one =
-          (input<V>(in, "cluster.nccl_channels", "channels", c.nccl_channels, "channels") *
-           V::term(Text("connections_", g.name), g.connections, "connections") *
-           input<V>(in, "cluster.nccl_buffer", "buffer", c.nccl_buffer, "B"))
-              .note_with([&] {
-                return std::string(g.name) + " communicator, " + std::to_string(g.size) + " ranks";
-              });
+      const V buffer = input<V>(in, "cluster.nccl_buffer", "buffer", c.nccl_buffer, "B");
+      V one = input<V>(in, "cluster.nccl_channels", "channels", c.nccl_channels, "channels") *
+              V::term(Text("connections_", g.name), g.connections,
+                      g.net_connections > 0 ? "peers on the node" : "connections") *
+              buffer;
+      if (g.net_connections > 0)
+        one = one + V::term("net_channels", k_channels_per_net_peer, "channels per network peer") *
+                        V::term(Text("net_peers_", g.name), g.net_connections,
+                                "peers across the network") *
+                        buffer;
+      one = one.note_with([&] {
+        return std::string(g.name) + " communicator, " + std::to_string(g.size) + " ranks";
+      });
       sum = i == 0 ? one : sum + one;
     }
     model.fixed.push_back(make(

@@ -221,6 +221,12 @@ void check_sharding(Violations& in, const PlanInput& p) {
              fmt::format("parallel.fp8_all_gather gathers FP8 weights: it needs parallel.zero = 3 "
                          "(FSDP) and training.precision = \"fp8\" (zero is {}, precision {})",
                          p.parallel.zero, to_string(p.training.precision)));
+  if (!p.parallel.limit_all_gathers &&
+      (p.parallel.zero < 3 || p.training.framework == Framework::deepspeed))
+    in.error("parallel.limit_all_gathers",
+             fmt::format("parallel.limit_all_gathers = false is a PyTorch FSDP option: it needs "
+                         "parallel.zero = 3 and a PyTorch stack (zero is {}, framework {})",
+                         p.parallel.zero, to_string(p.training.framework)));
   if (!p.parallel.reshard_after_forward && p.parallel.zero < 3)
     in.error("parallel.reshard_after_forward",
              fmt::format("parallel.reshard_after_forward = false applies to ZeRO-3/FSDP; "

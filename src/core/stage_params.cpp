@@ -169,6 +169,13 @@ StageParams stage_params(const PlanInput& in, int layers, bool first, bool last)
       s.matrix += mtp * 2.0 * h * h / tp;
       vectors += mtp * norms;
       factored += mtp * (2.0 * h / tp + h);
+      // The modules embed the shifted tokens: Megatron-Core builds the word embedding on the
+      // stage that runs them (gpt_model.py: LanguageModelEmbedding when pre_process or
+      // mtp_process), a second copy with its gradients when that is not the first stage.
+      if (!first) {
+        s.dense += vocab_shard(m, tp) * h;
+        factored += vocab_shard(m, tp) + h;
+      }
     }
     // Tied embeddings are one tensor when one stage holds both ends; with pp > 1 the last
     // stage keeps its own copy for the LM head (Megatron-LM's shared word embeddings).

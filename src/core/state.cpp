@@ -30,6 +30,12 @@ constexpr const char* k_src_fp8 =
     "NVIDIA Transformer Engine: FP8 GEMM weights are cast once per step and cached across "
     "micro-batches (1 B/param beside the bf16 weights)";
 
+constexpr const char* k_src_fsdp_master =
+    "PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_param.py (FSDPParam: the sharded "
+    "parameter keeps its original fp32 dtype, MixedPrecisionPolicy.param_dtype applies to the "
+    "all-gathered unsharded copy only) and _flat_param.py (FSDP1 FlatParameter: _local_shard "
+    "fp32, _mp_shard/_full_param_padded transient)";
+
 struct Holding {
   double dense = 0;
   double expert = 0;
@@ -88,8 +94,24 @@ void add_params(const Context& c, const StageParams& sp, Items<V>& out) {
   const bool shard = sharded(ItemId::params, c.zero);
   const double pb = param_bytes(t);
   if (t.finetune == Finetune::full) {
-    V e = bytes_per_param<V>(pb) * held<V>(c.all, "params", "params", shard, c.shards);
     const DType stored = t.precision == DType::fp8 ? DType::bf16 : t.precision;
+    if (fp32_shard_is_master(c.in)) {
+      // FSDP1/FSDP2 with a mixed-precision policy keep the sharded parameter in fp32 (the
+      // master) and gather 16-bit units on the fly: no 16-bit copy of the trained weights
+      // persists (16 B/param with AdamW, not 18). Frozen parameters keep their dtype.
+      const Holding frozen{c.all.dense - c.trainable.dense, c.all.expert - c.trainable.expert};
+      V e = bytes_per_param<V>(pb) *
+            held<V>(frozen, "frozen_params", "frozen params", shard, c.shards);
+      out.push_back(make(
+          ItemId::params,
+          [&] {
+            return label("16-bit weights: none kept (the fp32 shard is the master)",
+                         dtype_label(stored), c.zero, ItemId::params);
+          },
+          Unit::bytes, e, k_src_fsdp_master));
+      return;
+    }
+    V e = bytes_per_param<V>(pb) * held<V>(c.all, "params", "params", shard, c.shards);
     out.push_back(make(
         ItemId::params,
         [&] { return label("weights", dtype_label(stored), c.zero, ItemId::params); }, Unit::bytes,
@@ -231,6 +253,12 @@ void add_fp8_copies(const Context& c, const StageParams& sp, Items<V>& out) {
 }
 
 }  // namespace
+
+bool fp32_shard_is_master(const PlanInput& in) {
+  const Framework f = in.training.framework;
+  return (f == Framework::pytorch || f == Framework::hf) && in.parallel.zero >= 3 &&
+         master_bytes(in.training) > 0;
+}
 
 int loss_vocab_split(const PlanInput& in) {
   return in.training.framework == Framework::hf ? 1 : in.parallel.tp;

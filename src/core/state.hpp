@@ -25,6 +25,9 @@ double gathered_bytes(const PlanInput& in, double matrix_share);
 int loss_vocab_split(const PlanInput& in);
 // Bytes of the fp32 master copy per trainable parameter (0 when there is none).
 int master_bytes(const TrainingSpec& t);
+// PyTorch FSDP (framework pytorch or hf, ZeRO-3) in mixed precision: the sharded fp32
+// parameter is the master, no 16-bit copy of the trained weights persists.
+bool fp32_shard_is_master(const PlanInput& in);
 // Bytes of optimizer state per trainable parameter as saved in a checkpoint.
 double optimizer_bytes_per_param(const TrainingSpec& t);
 // A full training checkpoint: weights, master copy and optimizer state, not gradients

@@ -59,11 +59,15 @@ void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, P
   if (place.layers > 0) {
     // The current layer and the prefetched next one; without resharding after forward every
     // layer stays gathered from its forward to its backward, so at the turn all are held.
+    // FSDP1 without limit_all_gathers: the CPU runs ahead and every unit may be gathered at
+    // once (torch/distributed/fsdp/_runtime_utils.py: the rate limiter is _limit_all_gathers).
     const bool keep = !in.parallel.reshard_after_forward;
+    const bool ahead = !in.parallel.limit_all_gathers;
     parts.add(b * V::term("unit_params", unit, "params per layer") *
-                  V::term("units", keep ? place.layers : 2, "layers"),
+                  V::term("units", keep || ahead ? place.layers : 2, "layers"),
               keep ? "gathered layers kept from forward to backward (reshard_after_forward = false)"
-                   : "gathered layer + prefetched next");
+              : ahead ? "every layer gathered at once (limit_all_gathers = false)"
+                      : "gathered layer + prefetched next");
     if (backward)
       parts.add(V::term("grad_bytes", dtype_bytes(in.training.grad_dtype), "B/param") *
                     V::term("unit_params", unit, "params per layer"),
@@ -76,11 +80,15 @@ void loss_parts(const PlanInput& in, bool backward, Parts<V>& parts) {
   const V tokens = V::term("tokens", local_tokens(in), "tokens");
   const V vocab = V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
                   V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over");
+  // The loss's dtype (training.loss_dtype): fp32 upcast logits, or the 16-bit logits' own.
+  const int lb = dtype_bytes(in.training.loss_dtype);
+  const bool fp32 = in.training.loss_dtype == DType::fp32;
   if (in.training.loss == Loss::chunked) {
     // Liger-style fused linear cross-entropy: chunks of tokens / ceil(V / h).
     const double chunks = std::ceil(static_cast<double>(in.model.vocab) / in.model.hidden);
     const double chunk = std::ceil(local_tokens(in) / chunks);
-    parts.add(V::term("bytes", 8, "B (fp32 logits + gradient)") *
+    parts.add(V::term("bytes", 2 * lb,
+                      fp32 ? "B (fp32 logits + gradient)" : "B (16-bit logits + gradient)") *
                   V::term("chunk_tokens", chunk, "tokens per chunk") * vocab,
               "one chunk of logits");
     return;
@@ -103,10 +111,13 @@ void loss_parts(const PlanInput& in, bool backward, Parts<V>& parts) {
     return;
   }
   if (backward) {
-    parts.add(V::term("bytes", 8, "B (fp32)") * tokens * vocab,
+    parts.add(V::term("bytes", 2 * lb, fp32 ? "B (fp32)" : "B (16-bit)") * tokens * vocab,
               "gradients of the log-probabilities and of the logits");
-  } else {
+  } else if (fp32) {
     parts.add(V::term("bytes", 6, "B (bf16 logits + fp32 copy)") * tokens * vocab,
+              "logits while log-softmax runs");
+  } else {
+    parts.add(V::term("bytes", 2, "B (16-bit logits, no upcast)") * tokens * vocab,
               "logits while log-softmax runs");
   }
 }
@@ -154,6 +165,19 @@ void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel<V>&
                           deepspeed_overlap ? "buckets (overlap_comm: 4.5 × reduce + all-gather)"
                                             : "buckets"),
               "gradient buckets in flight");
+  }
+  if (in.training.framework == Framework::deepspeed && p.zero <= 1 &&
+      in.training.grad_dtype == DType::fp32 && master_bytes(in.training) > 0) {
+    // DeepSpeed's BF16_Optimizer keeps the fp32 accumulation buffer (fp32_groups_gradients)
+    // beside the 16-bit param.grad autograd writes in backward; they are added to it after the
+    // backward pass and cleared (runtime/bf16_optimizer.py update_hp_grads, clear_lp_grads).
+    const double elements = value_of(state, ItemId::grads) / 4;
+    parts.add(
+        V::term("grad_elements", elements, "gradient elements") *
+            V::term("bytes",
+                    dtype_bytes(in.training.precision == DType::fp16 ? DType::fp16 : DType::bf16),
+                    "B (16-bit param.grad)"),
+        "16-bit gradients before they are added to the fp32 buffer (BF16_Optimizer)");
   }
   if (p.zero >= 2 && p.grad_sync == GradSync::last_micro_batch && d.grad_accum > 1) {
     const double sharded = value_of(state, ItemId::grads);

@@ -21,12 +21,6 @@ std::string enum_text(std::int64_t v) {
   return std::string(to_string(static_cast<E>(v)));
 }
 
-// The default of parallel.grad_sync (docs/config.md): ZeRO 0-1 reduce once per step, 2-3
-// every micro-batch.
-GradSync default_grad_sync(int zero) {
-  return zero >= 2 ? GradSync::every_micro_batch : GradSync::last_micro_batch;
-}
-
 bool given(const PlanInput& in, std::string_view key) {
   const Source s = in.provenance.of(key);
   return s != Source::default_value && s != Source::derived;
@@ -194,7 +188,6 @@ PlanInput apply(const PlanInput& in, const Change& c) {
         break;
       case Knob::zero:
         p.zero = static_cast<int>(v);
-        if (!given(in, "parallel.grad_sync")) p.grad_sync = default_grad_sync(p.zero);
         break;
       case Knob::schedule:
         p.schedule = static_cast<Schedule>(v);
@@ -217,6 +210,11 @@ PlanInput apply(const PlanInput& in, const Change& c) {
     }
     out.provenance.set(key_of(e.knob), Source::change);
   }
+  // What follows from the stack and the layout, unless the plan or a change gave it.
+  const Framework f = out.training.framework;
+  if (!given(out, "parallel.grad_sync")) p.grad_sync = default_grad_sync(f, p.zero, p.pp);
+  if (!given(out, "parallel.reshard_after_forward"))
+    p.reshard_after_forward = default_reshard_after_forward(f, p.zero, p.pp);
   return out;
 }
 

@@ -113,9 +113,15 @@ json model_json(const ModelSpec& m) {
   return j;
 }
 
-json training_json(const TrainingSpec& t) {
+json training_json(const PlanInput& in) {
+  const TrainingSpec& t = in.training;
   json j;
   j["framework"] = std::string(to_string(t.framework));
+  // The stack's conventions in effect, each with the key it set ("" when it has none).
+  j["conventions"] = json::array();
+  for (const Convention& c : conventions(in))
+    j["conventions"].push_back({{"effect", c.effect}, {"key", c.key}});
+  j["loss_dtype"] = std::string(to_string(t.loss_dtype));
   j["seq_len"] = t.seq_len;
   // Every key that can change the numbers is present; 0 or null where it does not apply.
   j["document_length"] = t.document_length;
@@ -169,6 +175,7 @@ json parallel_json(const ParallelSpec& p) {
   j["bucket_size"] = number(p.bucket_size, Unit::bytes);
   j["gradient_as_bucket_view"] = p.gradient_as_bucket_view;
   j["reshard_after_forward"] = p.reshard_after_forward;
+  j["limit_all_gathers"] = p.limit_all_gathers;
   j["fp8_all_gather"] = p.fp8_all_gather;
   j["placement"] = p.placement;
   j["overlap_dp"] = p.overlap_dp;
@@ -255,7 +262,7 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
   j["version"] = version();
   j["plan"] = loaded.name;
   j["inputs"] = {{"model", model_json(plan.input.model)},
-                 {"training", training_json(plan.input.training)},
+                 {"training", training_json(plan.input)},
                  {"parallel", parallel_json(plan.input.parallel)},
                  {"cluster", cluster_json(plan.input.cluster)},
                  {"checkpoint", checkpoint_json(plan.input.checkpoint)}};

@@ -134,6 +134,9 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
   std::string out = fmt::format("## trainledger plan: {}\n\n", text::markdown(plan_title(plan)));
   out += fmt::format("Plan {}, trainledger {}.\n\n", text::markdown_code(loaded.name), version());
   for (const auto& [k, v] : derived_facts(plan)) out += fmt::format("- {}: {}\n", k, v);
+  for (const Convention& c : conventions(plan.input))
+    out += fmt::format("- convention: {}{}\n", c.effect,
+                       c.key.empty() ? "" : fmt::format(" (`{}`)", c.key));
   if (!loaded.calibration.empty())
     out += fmt::format(
         "- calibration {}: measured {}; still assumed {}\n",

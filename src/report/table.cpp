@@ -214,6 +214,13 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
   for (const auto& [k, v] : derived_facts(plan))
     facts += (facts.empty() ? "" : " · ") + k + " " + v;
   out += facts + "\n";
+  const std::vector<Convention> conv = conventions(plan.input);
+  if (!conv.empty()) {
+    out += fmt::format("conventions of {} (docs/formulas.md#frameworks):",
+                       to_string(plan.input.training.framework));
+    for (std::size_t i = 0; i < conv.size(); ++i) out += (i == 0 ? " " : "; ") + conv[i].effect;
+    out += "\n";
+  }
   if (!loaded.calibration.empty())
     out += fmt::format(
         "calibration {} · measured: {} · still assumed: {}\n", loaded.calibration,

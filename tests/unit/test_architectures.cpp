@@ -288,10 +288,15 @@ TEST_CASE("multi-token prediction: one more MoE layer, a projection and an LM-he
   // DeepSeek-V3's module: a MoE layer, eh_proj (h × 2h), enorm, hnorm, shared_head.norm.
   CHECK(total_params(m) - total_params(base.input.model) == moe.total() + 2 * h * h + 3 * h);
   CHECK(total_params(m) - total_params(base.input.model) == 11610068224.0);
-  // It lies on the last stage (15): its experts split by ep, the rest whole (tp = 1), bf16.
+  // It lies on the last stage (15): its experts split by ep, the rest whole (tp = 1), bf16,
+  // and the word embedding Megatron-Core builds on the stage that runs it (mtp_process: a
+  // second copy, V·h/t, with its gradients and optimizer state).
   const double local = moe.total() - moe.expert_matrix + moe.expert_matrix / 64;
+  const double embedding = 129280.0 * h;
   CHECK(test::item_value(mtp, "params", 15) - test::item_value(base, "params", 15) ==
-        Approx(2 * (local + 2 * h * h + 3 * h)).epsilon(1e-12));
+        Approx(2 * (local + 2 * h * h + 3 * h + embedding)).epsilon(1e-12));
+  CHECK(test::item_value(mtp, "grads", 15) - test::item_value(base, "grads", 15) ==
+        Approx(4 * (local + 2 * h * h + 3 * h + embedding)).epsilon(1e-12));
   CHECK(test::item_value(mtp, "params", 1) == test::item_value(base, "params", 1));
   // One more pass of the LM head and its loss: the logits are kept twice.
   CHECK(test::item_value(mtp, "logits", 15) == 2 * test::item_value(base, "logits", 15));

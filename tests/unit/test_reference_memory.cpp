@@ -1,15 +1,19 @@
-// Peaks against published *measured* peaks (tests/reference/memory.json). Each case states
-// what was measured: "allocated" (torch.cuda.max_memory_allocated), "reserved" (the caching
-// allocator's max reserved) or "device" (nvidia-smi). The planner's ledger maps onto them:
-// device = every item; reserved = device − CUDA context − NCCL buffers (outside PyTorch's
-// allocator); allocated = reserved − the fragmentation reserve. Target (docs/accuracy.md):
-// median absolute error ≤ 10 %, none worse than 25 %.
+// Peaks against published *measured* peaks, one folder per source (tests/reference/memory.json
+// lists them with their stack and split; tests/reference/memory/<source>/cases.json holds the
+// cases). Each case states what was measured: "allocated" (torch.cuda.max_memory_allocated),
+// "reserved" (the caching allocator's max reserved) or "device" (nvidia-smi), and on which
+// stage ("first", "last" or the worst). The ledger maps onto them: device = every item;
+// reserved = device − CUDA context − NCCL buffers (outside PyTorch's allocator); allocated =
+// reserved − the fragmentation reserve. The held-back sources were never looked at while the
+// planner changed; docs/accuracy.md reports both splits per stack.
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "helpers.hpp"
 
@@ -17,8 +21,11 @@ using namespace trainledger;
 
 namespace {
 
-double predicted(const PlanResult& p, const std::string& kind) {
-  const StageMemory& st = p.stages[p.worst_stage];
+double predicted(const PlanResult& p, const std::string& kind, const std::string& stage) {
+  const std::size_t i = stage == "first"  ? 0
+                        : stage == "last" ? p.stages.size() - 1
+                                          : static_cast<std::size_t>(p.worst_stage);
+  const StageMemory& st = p.stages[i];
   double v = st.peak_bytes;
   auto value = [&](ItemId id) { return value_of(st.items, id); };
   if (kind == "device") return v;
@@ -27,38 +34,86 @@ double predicted(const PlanResult& p, const std::string& kind) {
   return v - value(ItemId::overhead_fragmentation);
 }
 
+double unit_of(const std::string& u) {
+  if (u == "GiB") return k_gib;
+  if (u == "MiB") return 1024.0 * 1024;
+  if (u == "MB") return 1e6;
+  return k_gb;
+}
+
+struct Score {
+  std::vector<double> errors;  // signed
+  double median_abs() const {
+    std::vector<double> a;
+    for (double e : errors) a.push_back(std::fabs(e));
+    std::sort(a.begin(), a.end());
+    return a.empty() ? 0 : a[a.size() / 2];
+  }
+  double median_signed() const {
+    std::vector<double> a = errors;
+    std::sort(a.begin(), a.end());
+    return a.empty() ? 0 : a[a.size() / 2];
+  }
+  double under(double by) const {
+    double n = 0;
+    for (double e : errors) n += e < -by ? 1 : 0;
+    return errors.empty() ? 0 : n / errors.size();
+  }
+};
+
 }  // namespace
 
-TEST_CASE("peak memory against published measurements", "[reference][memory]") {
-  const auto cases =
+TEST_CASE("peak memory against published measurements, by source", "[reference][memory]") {
+  const auto index =
       nlohmann::json::parse(test::read_file(test::source_path("tests/reference/memory.json")));
-  REQUIRE(cases.size() >= 8);
-  std::vector<double> errors, signed_errors;
-  std::string table = "\n| case | measured | predicted | error |\n|---|---:|---:|---:|\n";
-  for (const auto& c : cases) {
-    const std::string plan = c["plan"];
-    const config::LoadedPlan loaded =
-        config::load_plan_file(test::source_path("tests/reference/" + plan), {});
-    const PlanResult p = test::plan_checked(loaded.input);
-    const double unit = c["unit"] == "GiB" ? k_gib : c["unit"] == "MiB" ? 1024.0 * 1024 : k_gb;
-    const double measured = c["measured"].get<double>() * unit;
-    const double got = predicted(p, c["kind"]);
-    const double error = (got - measured) / measured;
-    errors.push_back(std::fabs(error));
-    signed_errors.push_back(error);
-    table +=
-        fmt::format("| {} ({}) | {:.2f} {} | {:.2f} {} | {:+.1f} % |\n", plan,
-                    c["kind"].get<std::string>(), measured / unit, c["unit"].get<std::string>(),
-                    got / unit, c["unit"].get<std::string>(), 100 * error);
-    INFO(plan << ": " << c["source"].get<std::string>());
-    CHECK(std::fabs(error) <= 0.25);
+  std::map<std::string, Score> by;
+  std::set<std::string> sources;
+  int multi_gpu = 0;
+  std::string table =
+      "\n| split | stack | case | measured | predicted | error |\n|---|---|---|---:|---:|---:|\n";
+  for (const auto& src : index["sources"]) {
+    const std::string dir = src["dir"], stack = src["stack"], split = src["split"];
+    REQUIRE((split == "dev" || split == "held-back"));
+    const auto doc = nlohmann::json::parse(
+        test::read_file(test::source_path("tests/reference/memory/" + dir + "/cases.json")));
+    REQUIRE(doc["source"]["id"] == dir);
+    REQUIRE(!doc["source"]["url"].get<std::string>().empty());
+    sources.insert(dir);
+    for (const auto& c : doc["cases"]) {
+      const std::string plan = c["plan"];
+      INFO(dir << "/" << plan);
+      const config::LoadedPlan loaded = config::load_plan_file(
+          test::source_path("tests/reference/memory/" + dir + "/" + plan), {});
+      const PlanResult p = test::plan_checked(loaded.input);  // the invariant checker
+      const double unit = unit_of(c["unit"]);
+      const double measured = c["measured"].get<double>() * unit;
+      const double got = predicted(p, c["kind"], c.value("stage", std::string("worst")));
+      const double error = (got - measured) / measured;
+      CHECK(std::isfinite(error));
+      multi_gpu += p.input.cluster.world_size() > 1 ? 1 : 0;
+      for (const std::string& key : {split, split + " / " + stack, std::string("all")})
+        by[key].errors.push_back(error);
+      table += fmt::format("| {} | {} | {}/{} ({}) | {:.2f} {} | {:.2f} {} | {:+.1f} % |\n", split,
+                           stack, dir, plan, c["kind"].get<std::string>(), measured / unit,
+                           c["unit"].get<std::string>(), got / unit, c["unit"].get<std::string>(),
+                           100 * error);
+    }
   }
-  std::sort(errors.begin(), errors.end());
-  const double median = errors[errors.size() / 2];
-  INFO(table << "median absolute error " << 100 * median << " %");
-  CHECK(median <= 0.10);
-  std::sort(signed_errors.begin(), signed_errors.end());
-  WARN(table << "median absolute error " << fmt::format("{:.1f}", 100 * median) << " %, worst "
-             << fmt::format("{:.1f}", 100 * errors.back()) << " %, median signed "
-             << fmt::format("{:+.1f}", 100 * signed_errors[signed_errors.size() / 2]) << " %");
+  std::string summary;
+  for (const auto& [key, s] : by)
+    summary += fmt::format(
+        "{}: n {}, median |e| {:.1f} %, median signed {:+.1f} %, under by more "
+        "than 10 % {:.0f} %\n",
+        key, s.errors.size(), 100 * s.median_abs(), 100 * s.median_signed(), 100 * s.under(0.10));
+  INFO(table << summary);
+  // The set: at least 100 measurements from at least 12 sources, most of them multi-GPU.
+  CHECK(by["all"].errors.size() >= 100);
+  CHECK(sources.size() >= 12);
+  CHECK(multi_gpu * 2 > static_cast<int>(by["all"].errors.size()));
+  // The held-back sources (docs/accuracy.md): median within 8 %, its sign within 4 %.
+  const Score& held = by["held-back"];
+  REQUIRE(held.errors.size() >= 30);
+  CHECK(held.median_abs() <= 0.08);
+  CHECK(std::fabs(held.median_signed()) <= 0.04);
+  WARN(summary);
 }

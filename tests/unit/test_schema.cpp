@@ -40,12 +40,13 @@ TEST_CASE("plan's JSON validates against trainledger.plan/1", "[json][schema]") 
   require_valid(s, {"plan", "--format", "json", "--phase", "optimizer"});
   require_valid(s, {"plan", "--format", "json", "--max", "micro_batch"});
   require_valid(s, {"plan", "--format", "json", "--max", "seq_len"});
-  for (const char* plan : {"tests/data/count-only.toml", "tests/data/no-bandwidth.toml",
-                           "tests/data/guessed-arch.toml", "configs/plans/llama-2-7b-qlora.toml",
-                           "configs/plans/llama-3.1-8b-fsdp.toml",
-                           "tests/reference/time/nvidia-mb-llama31-405b-gbs512.toml",
-                           "tests/reference/time/mpt-1b-h100-fp8-s512-g8.toml",
-                           "tests/reference/memory/litgpt-llama2-7b-lora-b1.toml"})
+  for (const char* plan :
+       {"tests/data/count-only.toml", "tests/data/no-bandwidth.toml",
+        "tests/data/guessed-arch.toml", "configs/plans/llama-2-7b-qlora.toml",
+        "configs/plans/llama-3.1-8b-fsdp.toml",
+        "tests/reference/time/nvidia-mb-llama31-405b-gbs512.toml",
+        "tests/reference/time/mpt-1b-h100-fp8-s512-g8.toml",
+        "tests/reference/memory/litgpt-resource-tables/litgpt-llama2-7b-lora-b1.toml"})
     require_valid(s, {"plan", source_path(plan), "--format", "json"});
   // Every golden case (their JSON is pinned byte for byte by test_golden, without the
   // program's version so that a release does not change them).

@@ -1,0 +1,252 @@
+// Memory conventions per training stack (docs/formulas.md#frameworks), each from the stack's
+// code, and the wrong numbers found in review, each pinned at its corrected value.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "activations.hpp"
+#include "helpers.hpp"
+#include "trainledger/items.hpp"
+#include "trainledger/ledger.hpp"
+#include "trainledger/model.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+const std::string k_fsdp_plan = "configs/plans/llama-3.1-8b-fsdp.toml";
+
+double gib(double bytes) { return bytes / k_gib; }
+
+double state_bytes(const PlanResult& p, int stage = 0) {
+  double s = 0;
+  for (const char* id : {"params", "grads", "optimizer.m", "optimizer.v", "master"})
+    s += test::item_value(p, id, stage);
+  return s;
+}
+
+std::string deepseek(const std::string& recompute) {
+  return R"([model]
+preset = "deepseek-v3"
+[training]
+framework = "megatron"
+seq_len = 4096
+micro_batch = 1
+global_batch = 1920
+recompute = ")" +
+         recompute + R"("
+[parallel]
+pp = 16
+ep = 64
+zero = 1
+stage_layers = [3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2]
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 256
+gpus_per_node = 8
+)";
+}
+
+const std::string k_bf16_llama = R"([model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 4096
+global_batch = 64
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+
+}  // namespace
+
+TEST_CASE("FSDP keeps the fp32 shard as the master: 16 B/param, not 18", "[frameworks][state]") {
+  const auto loaded = config::load_plan_file(test::source_path(k_fsdp_plan), {});
+  const PlanResult p = test::plan_checked(loaded.input);
+  const double n = 8030261248.0;
+  // 4 B master + 4 B fp32 gradients + 8 B Adam, over 8 ranks: 14.96 GiB (FSDP2's own ledger).
+  CHECK(state_bytes(p) == Approx(16 * n / 8).epsilon(1e-12));
+  CHECK(gib(state_bytes(p)) == Approx(14.96).margin(0.005));
+  CHECK(test::item_value(p, "params") == 0);
+  // DeepSpeed ZeRO-3 keeps the 16-bit partition beside its fp32 one: 2 B more.
+  const std::string text = test::read_file(test::source_path(k_fsdp_plan));
+  const PlanResult ds = test::plan_text(text, {"training.framework=deepspeed"});
+  CHECK(test::item_value(ds, "params") == Approx(2 * n / 8).epsilon(1e-12));
+  // A frozen part keeps its 16-bit weights under FSDP too.
+  const PlanResult frozen = test::plan_text(text, {"training.trainable_params=4e9"});
+  CHECK(test::item_value(frozen, "params") == Approx(2 * (n - 4e9) / 8).epsilon(1e-9));
+}
+
+TEST_CASE("FSDP under PyTorch's pipelining: no-sync gradients, units kept gathered",
+          "[frameworks][temporaries]") {
+  // torch.distributed.pipelining runs every micro-batch but the last without gradient sync
+  // and without resharding (stage.py backward_maybe_with_nosync); torchtitan keeps the units
+  // gathered after forward under pp.
+  const std::string plan = k_bf16_llama + "[parallel]\nzero = 3\npp = 2\n";
+  const PlanResult p = test::plan_text(plan);
+  CHECK(p.input.parallel.grad_sync == GradSync::last_micro_batch);
+  CHECK_FALSE(p.input.parallel.reshard_after_forward);
+  const PlanResult one = test::plan_text(k_bf16_llama + "[parallel]\nzero = 3\n");
+  CHECK(one.input.parallel.grad_sync == GradSync::every_micro_batch);
+  CHECK(one.input.parallel.reshard_after_forward);
+  // The plan's own choice wins.
+  const PlanResult given = test::plan_text(plan, {"parallel.grad_sync=every_micro_batch"});
+  CHECK(given.input.parallel.grad_sync == GradSync::every_micro_batch);
+  // Megatron and DeepSpeed keep their own rules.
+  const PlanResult ds = test::plan_text(plan, {"training.framework=deepspeed"});
+  CHECK(ds.input.parallel.grad_sync == GradSync::every_micro_batch);
+  CHECK(ds.input.parallel.reshard_after_forward);
+}
+
+TEST_CASE("FSDP1 without limit_all_gathers may hold every unit gathered", "[frameworks]") {
+  const std::string plan = k_bf16_llama + "[parallel]\nzero = 3\n";
+  const PlanResult limited = test::plan_text(plan);
+  const PlanResult ahead = test::plan_text(plan, {"parallel.limit_all_gathers=false"});
+  // 32 layers gathered in bf16 instead of two: 30 more layers of 218,112,000 parameters.
+  const double layer = layer_params(limited.input.model, false).total();
+  CHECK(test::item_value(ahead, "temporaries") - test::item_value(limited, "temporaries") ==
+        Approx(2.0 * 30 * layer).epsilon(1e-9));
+  const auto errors = test::load_errors(k_bf16_llama, {"parallel.limit_all_gathers=false"});
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("parallel.limit_all_gathers = false is a PyTorch FSDP option") !=
+        std::string::npos);
+}
+
+TEST_CASE("offload per stack: Megatron keeps main_grad, FSDP CPUOffload takes NF4 weights too",
+          "[frameworks][offload]") {
+  const std::string dense = k_bf16_llama + "[parallel]\nzero = 1\n";
+  const PlanResult ds =
+      test::plan_text(dense, {"parallel.offload=optimizer", "training.framework=deepspeed"});
+  const PlanResult mg =
+      test::plan_text(dense, {"parallel.offload=optimizer", "training.framework=megatron"});
+  CHECK(test::item_value(ds, "grads") == 0);
+  // --optimizer-cpu-offload: the fp32 main_grad buffer stays on the GPU (hybrid_optimizer.py).
+  CHECK(test::item_value(mg, "grads") == Approx(4 * 8030261248.0).epsilon(1e-12));
+  CHECK(test::item_value(mg, "optimizer.m") == 0);
+  CHECK(test::item_value(mg, "master") == 0);
+  // FSDP's CPUOffload(offload_params=True) on a QLoRA plan: the NF4 base leaves the GPU.
+  const std::string qlora_plan = R"([model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 4096
+global_batch = 64
+finetune = "qlora"
+[parallel]
+zero = 3
+offload = "optimizer+params"
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+  const PlanResult fsdp = test::plan_text(qlora_plan);
+  CHECK(test::item_value(fsdp, "params.nf4") == 0);
+  CHECK(test::item_value(fsdp, "params.nf4_constants") == 0);
+  const PlanResult dsq = test::plan_text(qlora_plan, {"training.framework=deepspeed"});
+  CHECK(test::item_value(dsq, "params.nf4") > 0);
+  // What left the GPU is in the host's ledger (8 GPUs per node; the adapters' gradient
+  // dtypes differ between the stacks by a few MB).
+  const double nf4 =
+      test::item_value(dsq, "params.nf4") + test::item_value(dsq, "params.nf4_constants");
+  const double more = value_of(fsdp.host.items, ItemId::host_offload) -
+                      value_of(dsq.host.items, ItemId::host_offload);
+  CHECK(more == Approx(8 * nf4).epsilon(0.01));
+}
+
+TEST_CASE("Megatron's --optimizer-cpu-offload imports as the optimizer offload",
+          "[frameworks][imports]") {
+  const std::string plan = R"([import]
+megatron = "imports/megatron-optimizer-offload.sh"
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+  const PlanResult p = test::plan_text(plan);
+  CHECK(p.input.parallel.offload == Offload::optimizer);
+  CHECK(p.input.training.framework == Framework::megatron);
+  CHECK(test::item_value(p, "grads") > 0);
+}
+
+TEST_CASE("the loss in 16 bits where the stack does not upcast", "[frameworks][loss]") {
+  const PlanResult mixed = test::plan_text(k_bf16_llama);
+  CHECK(mixed.input.training.loss_dtype == DType::fp32);
+  // DeepSpeed's fp16 engine casts the module (no autocast); pure-bf16 recipes run bf16 logits.
+  const PlanResult ds =
+      test::plan_text(k_bf16_llama, {"training.framework=deepspeed", "training.precision=fp16"});
+  CHECK(ds.input.training.loss_dtype == DType::fp16);
+  const PlanResult pure = test::plan_text(k_bf16_llama, {"training.master_weights=false"});
+  CHECK(pure.input.training.loss_dtype == DType::bf16);
+  // The saved log-probabilities halve: 2 B per logit instead of 4.
+  CHECK(test::item_value(pure, "logits") == Approx(test::item_value(mixed, "logits") / 2));
+  const PlanResult given = test::plan_text(k_bf16_llama, {"training.loss_dtype=bf16"});
+  CHECK(test::item_value(given, "logits") == Approx(test::item_value(mixed, "logits") / 2));
+}
+
+TEST_CASE("DeepSpeed's BF16_Optimizer: 16-bit param.grad beside the fp32 buffer",
+          "[frameworks][temporaries]") {
+  const std::string plan = k_bf16_llama + "[parallel]\nzero = 1\n";
+  const PlanResult ds = test::plan_text(plan, {"training.framework=deepspeed"});
+  const PlanResult pt = test::plan_text(plan);
+  REQUIRE(ds.input.training.grad_dtype == DType::fp32);
+  // Same fp32 gradients; DeepSpeed's backward also holds 2 B per parameter of param.grad.
+  CHECK(test::item_value(ds, "grads") == test::item_value(pt, "grads"));
+  const auto& st = ds.stages[0];
+  REQUIRE(st.peak_phase == Phase::backward);
+  const LineItem* t = find_item(st.items, ItemId::temporaries);
+  REQUIRE(t);
+  CHECK(t->formula.find("16-bit gradients before they are added to the fp32 buffer") !=
+        std::string::npos);
+}
+
+TEST_CASE("a MoE model's dense first layers save a dense MLP's tensors",
+          "[architectures][activations]") {
+  // DeepSeek-V3, stage 0 of 16: the 3 dense layers (ffn 18432), min(16 stages, 15
+  // micro-batches) in flight. They were counted with the MoE layer's tensors (112.08 GiB here,
+  // 115.43 GiB in the review's plan); a dense layer's are about half (review: 58.99 GiB).
+  const PlanResult p = test::plan_text(deepseek("none"));
+  const Tensors dense = layer_tensors(p.input, false);
+  const double per_layer = layer_bytes(p.input, dense, Recompute::none);
+  CHECK(test::item_value(p, "activations", 0) == Approx(3 * 15 * per_layer).epsilon(1e-12));
+  CHECK(gib(test::item_value(p, "activations", 0)) == Approx(58.99).epsilon(0.02));
+  // Middle stages hold MoE layers only: unchanged.
+  const Tensors moe = layer_tensors(p.input, true);
+  CHECK(test::item_value(p, "activations", 1) ==
+        Approx(4 * 15 * layer_bytes(p.input, moe, Recompute::none)).epsilon(1e-12));
+  // Under full recompute both kinds keep the layer input only.
+  const PlanResult full = test::plan_text(deepseek("full"));
+  CHECK(test::item_value(full, "activations", 0) ==
+        Approx(3.0 / 4 * test::item_value(full, "activations", 1)).epsilon(1e-12));
+}
+
+TEST_CASE("the all-to-all communicator: 2 channels per network peer", "[overheads]") {
+  // EP 64 over 8 nodes: 7 NVLink peers with the communicator's 16 channels, 56 network peers
+  // with NCCL_NCHANNELS_PER_NET_PEER = 2 (src/graph/paths.cc ncclTopoGetNchannels), 10 MiB
+  // per connection per channel: 2.19 GiB, not 16 × 63 × 10 MiB = 9.84 GiB.
+  const PlanResult p = test::plan_text(deepseek("full"));
+  const LineItem* nccl = find_item(p.stages[0].items, ItemId::overhead_nccl);
+  REQUIRE(nccl);
+  double ep = 0;
+  for (const Term& t : nccl->terms)
+    if (t.key == "connections_ep") ep += t.value;
+  CHECK(ep == 7);
+  const double mib = 1024.0 * 1024;
+  const PlanResult one_node = test::plan_text(deepseek("full"), {"parallel.ep=8"});
+  // With the whole group on one node every peer is an NVLink peer.
+  CHECK(test::item_value(p, "overhead.nccl") - test::item_value(one_node, "overhead.nccl") ==
+        Approx((16 * 7 + 2 * 56) * 10 * mib - 16 * 7 * 10 * mib).epsilon(1e-9));
+  CHECK(gib((16 * 7 + 2 * 56) * 10 * mib) == Approx(2.1875));
+}
+
+TEST_CASE("the report names the stack's conventions that moved the numbers",
+          "[frameworks][report]") {
+  const auto r = test::run_cli({"plan", test::source_path(k_fsdp_plan)});
+  REQUIRE(r.code <= 1);
+  CHECK(r.out.find("conventions of pytorch (docs/formulas.md#frameworks): fp32 gradients") !=
+        std::string::npos);
+  CHECK(r.out.find("the fp32 FSDP shard is the master") != std::string::npos);
+  // A key the plan gives is its choice, not a convention.
+  const auto given =
+      test::run_cli({"plan", test::source_path(k_fsdp_plan), "--set", "training.grad_dtype=fp32"});
+  CHECK(given.out.find("fp32 gradients (the fp32 parameters' .grad)") == std::string::npos);
+  const auto j = nlohmann::json::parse(
+      test::run_cli({"plan", test::source_path(k_fsdp_plan), "--format", "json"}).out);
+  const auto& conv = j["inputs"]["training"]["conventions"];
+  REQUIRE(conv.is_array());
+  REQUIRE(conv.size() >= 2);
+  CHECK(conv[0]["key"] == "training.grad_dtype");
+}
