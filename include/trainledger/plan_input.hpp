@@ -97,6 +97,12 @@ struct ParallelSpec {
   Offload offload = Offload::none;
   double bucket_size = 25.0 * 1024 * 1024;  // DDP / ZeRO-1/2 gradient bucket, bytes
   bool gradient_as_bucket_view = false;     // PyTorch DDP: grads live in the buckets
+  // DeepSpeed's ZeRO knobs, in elements (deepspeed/runtime/zero/config.py defaults):
+  // allgather_bucket_size (ZeRO-1/2 parameter all-gather), stage3_max_live_parameters and
+  // stage3_prefetch_bucket_size (ZeRO-3 gathered parameters kept and fetched ahead).
+  double allgather_bucket = 5e8;
+  double zero3_live_params = 1e9;
+  double zero3_prefetch = 5e7;
   // FSDP2 fully_shard(reshard_after_forward): false keeps every unit gathered from its forward
   // to its backward (no second all-gather; torchtitan's default under pipeline parallelism).
   bool reshard_after_forward = true;

@@ -134,11 +134,14 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   } else {
     // A model cast to 16 bits and run without autocast computes its loss on 16-bit logits:
     // pure 16-bit recipes, and DeepSpeed's fp16 engine (runtime/engine.py casts the module
-    // with half(); autocast only with "torch_autocast").
+    // with half(); autocast only with "torch_autocast"). Hugging Face's modeling code upcasts
+    // the logits itself (modeling_llama.py: logits.float(); from 4.45 loss_utils.py
+    // ForCausalLMLoss), so framework hf keeps fp32.
     const bool sixteen = t.precision == DType::bf16 || t.precision == DType::fp16;
     const bool cast_module =
         !t.master_weights || (t.framework == Framework::deepspeed && t.precision == DType::fp16);
-    t.loss_dtype = sixteen && cast_module ? t.precision : DType::fp32;
+    t.loss_dtype =
+        sixteen && cast_module && t.framework != Framework::hf ? t.precision : DType::fp32;
     record_text(r, "training.loss_dtype", std::string(to_string(t.loss_dtype)));
   }
   if (given(r, "training.norm_impl")) {
@@ -211,6 +214,9 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
   }
   p.fp8_all_gather = in.boolean("parallel.fp8_all_gather");
   p.limit_all_gathers = in.boolean("parallel.limit_all_gathers");
+  p.allgather_bucket = in.number("parallel.allgather_bucket_size");
+  p.zero3_live_params = in.number("parallel.zero3_max_live_parameters");
+  p.zero3_prefetch = in.number("parallel.zero3_prefetch_bucket_size");
   p.placement = in.get<std::vector<std::string>>("parallel.placement");
   p.overlap_dp = in.boolean("parallel.overlap_dp");
   p.overlap_tp = in.boolean("parallel.overlap_tp");

@@ -87,8 +87,19 @@ void zero_optimization(const Value& v, Sink& s) {
                                       name, shown(x)));
       else
         s.put("parallel.bucket_size", string_value(fmt::format("{:.0f} B", *n * 2), x.origin));
-    } else if (k == "allgather_bucket_size") {
-      s.ignore(name, "the parameter all-gather bucket is not modelled");
+    } else if (k == "allgather_bucket_size" || k == "stage3_max_live_parameters" ||
+               k == "stage3_prefetch_bucket_size") {
+      // Elements, as DeepSpeed counts them (runtime/zero/config.py).
+      const auto n = number_of(x);
+      const double least = k == "stage3_prefetch_bucket_size" ? 0 : 1;
+      if (!n || !(*n >= least) || *n > 1e15 || *n != std::floor(*n))
+        s.error(x.origin,
+                fmt::format("{}: expected a whole number of elements, got {}", name, shown(x)));
+      else
+        s.put(k == "allgather_bucket_size"        ? "parallel.allgather_bucket_size"
+              : k == "stage3_max_live_parameters" ? "parallel.zero3_max_live_parameters"
+                                                  : "parallel.zero3_prefetch_bucket_size",
+              number_value(*n, x.origin));
     } else if (k == "offload_optimizer") {
       optimizer_cpu = offload_to_cpu(x, name, s);
     } else if (k == "offload_param") {

@@ -229,7 +229,7 @@ Value literal(const KeySpec& spec) {
       v.items.push_back(item);
       pos = end + 1;
     }
-  } else if (text.find('.') != std::string::npos) {
+  } else if (text.find_first_of(".eE") != std::string::npos) {
     v.type = Value::Type::floating;
     v.floating = std::stod(text);
   } else {

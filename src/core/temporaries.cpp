@@ -32,7 +32,15 @@ template <typename V>
 void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, Parts<V>& parts) {
   const StageParams layer = stage_params(in, 1, false, false);
   const double unit = layer.total();
-  const double bytes = gathered_bytes(in, unit > 0 ? layer.matrix / unit : 0);
+  double bytes = gathered_bytes(in, unit > 0 ? layer.matrix / unit : 0);
+  if (in.training.finetune == Finetune::qlora && unit > 0) {
+    // QLoRA under FSDP gathers the layer matrices in their 4-bit storage (bitsandbytes
+    // bnb_4bit_quant_storage in the flat parameter) with their block constants.
+    const double nf4 = 0.5 + (in.training.double_quant ? 1.0 / 64 + 4.0 / (64 * 256) : 4.0 / 64);
+    bytes = (layer.matrix * nf4 + (unit - layer.matrix) * param_bytes(in.training)) / unit;
+  }
+  // Only trainable parameters get gradients: a LoRA layer's adapters, not its frozen base.
+  const double unit_grads = in.training.finetune == Finetune::full ? unit : layer.adapters;
   const double root = stage_params(in, 0, place.first, place.last).total();
   const V b = V::term("param_bytes", bytes, "B/param");
   // The root (embeddings, LM head) stays in 16 bits: FP8 recipes leave the output layer out.
@@ -46,12 +54,15 @@ void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, P
     // elements by default, deepspeed/runtime/zero/config.py): at the turn from forward to
     // backward the last layers stay gathered. Gradients go through one contiguous reduce
     // bucket (stage3.py: __ipg_bucket_flat_buffer of reduce_bucket_size elements).
-    const double live = std::max(2 * unit, std::min(1e9, place.layers * unit));
+    const double live =
+        std::max(2 * unit, std::min(in.parallel.zero3_live_params, place.layers * unit));
     parts.add(b * V::term("live_params", live, "params (≤ stage3_max_live_parameters)"),
               "gathered parameters kept for reuse");
     // Parameters fetched ahead of their use: stage3_prefetch_bucket_size (5e7 elements).
-    parts.add(b * V::term("prefetch_params", 5e7, "params (stage3_prefetch_bucket_size)"),
-              "prefetched parameters");
+    if (in.parallel.zero3_prefetch > 0)
+      parts.add(b * V::term("prefetch_params", in.parallel.zero3_prefetch,
+                            "params (stage3_prefetch_bucket_size)"),
+                "prefetched parameters");
     if (backward)
       parts.add(V::term("bucket", in.parallel.bucket_size, "B"), "contiguous reduce bucket");
     return;
@@ -68,9 +79,9 @@ void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, P
               keep ? "gathered layers kept from forward to backward (reshard_after_forward = false)"
               : ahead ? "every layer gathered at once (limit_all_gathers = false)"
                       : "gathered layer + prefetched next");
-    if (backward)
+    if (backward && unit_grads > 0)
       parts.add(V::term("grad_bytes", dtype_bytes(in.training.grad_dtype), "B/param") *
-                    V::term("unit_params", unit, "params per layer"),
+                    V::term("unit_trainable_params", unit_grads, "trainable params per layer"),
                 "unsharded layer gradients before reduce-scatter");
   }
 }
@@ -160,11 +171,17 @@ void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel<V>&
     // (Hugging Face's DeepSpeed guide: 5e8 × 2 B × 2 × 4.5 = 9 GB at the default sizes).
     const bool deepspeed_overlap = in.training.framework == Framework::deepspeed && p.overlap_dp &&
                                    in.training.grad_dtype != DType::fp32;
-    parts.add(V::term("bucket", p.bucket_size, "B") *
-                  V::term("buckets", deepspeed_overlap ? 9 : 2,
-                          deepspeed_overlap ? "buckets (overlap_comm: 4.5 × reduce + all-gather)"
-                                            : "buckets"),
-              "gradient buckets in flight");
+    if (deepspeed_overlap) {
+      // 4.5 × (reduce_bucket_size + allgather_bucket_size), the all-gather bucket in the
+      // weights' 16-bit dtype.
+      parts.add(V::term("overlap_factor", 4.5, "× (overlap_comm)") *
+                    (V::term("bucket", p.bucket_size, "B (reduce bucket)") +
+                     V::term("allgather_bucket", p.allgather_bucket * 2, "B (all-gather bucket)")),
+                "gradient buckets in flight");
+    } else {
+      parts.add(V::term("bucket", p.bucket_size, "B") * V::term("buckets", 2, "buckets"),
+                "gradient buckets in flight");
+    }
   }
   if (in.training.framework == Framework::deepspeed && p.zero <= 1 &&
       in.training.grad_dtype == DType::fp32 && master_bytes(in.training) > 0) {

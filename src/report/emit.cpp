@@ -130,6 +130,11 @@ std::string deepspeed(const PlanInput& in, const std::string& title) {
   z["stage"] = p.zero;
   z["overlap_comm"] = p.overlap_dp;
   z["reduce_bucket_size"] = std::llround(p.bucket_size / 2);  // elements of 2 B
+  z["allgather_bucket_size"] = std::llround(p.allgather_bucket);
+  if (p.zero >= 3) {
+    z["stage3_max_live_parameters"] = std::llround(p.zero3_live_params);
+    z["stage3_prefetch_bucket_size"] = std::llround(p.zero3_prefetch);
+  }
   if (p.offload == Offload::optimizer || p.offload == Offload::optimizer_params)
     z["offload_optimizer"] = {{"device", "cpu"}};
   if (p.offload == Offload::optimizer_params) z["offload_param"] = {{"device", "cpu"}};

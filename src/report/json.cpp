@@ -173,6 +173,9 @@ json parallel_json(const ParallelSpec& p) {
   j["stage_layers"] = p.stage_layers;
   j["offload"] = std::string(to_string(p.offload));
   j["bucket_size"] = number(p.bucket_size, Unit::bytes);
+  j["allgather_bucket_size"] = p.allgather_bucket;
+  j["zero3_max_live_parameters"] = p.zero3_live_params;
+  j["zero3_prefetch_bucket_size"] = p.zero3_prefetch;
   j["gradient_as_bucket_view"] = p.gradient_as_bucket_view;
   j["reshard_after_forward"] = p.reshard_after_forward;
   j["limit_all_gathers"] = p.limit_all_gathers;

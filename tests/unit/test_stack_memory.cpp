@@ -171,6 +171,10 @@ TEST_CASE("the loss in 16 bits where the stack does not upcast", "[frameworks][l
   CHECK(ds.input.training.loss_dtype == DType::fp16);
   const PlanResult pure = test::plan_text(k_bf16_llama, {"training.master_weights=false"});
   CHECK(pure.input.training.loss_dtype == DType::bf16);
+  // Hugging Face's modeling code upcasts the logits itself (logits.float()).
+  const PlanResult hf =
+      test::plan_text(k_bf16_llama, {"training.master_weights=false", "training.framework=hf"});
+  CHECK(hf.input.training.loss_dtype == DType::fp32);
   // The saved log-probabilities halve: 2 B per logit instead of 4.
   CHECK(test::item_value(pure, "logits") == Approx(test::item_value(mixed, "logits") / 2));
   const PlanResult given = test::plan_text(k_bf16_llama, {"training.loss_dtype=bf16"});
@@ -249,4 +253,73 @@ TEST_CASE("the report names the stack's conventions that moved the numbers",
   REQUIRE(conv.is_array());
   REQUIRE(conv.size() >= 2);
   CHECK(conv[0]["key"] == "training.grad_dtype");
+}
+
+TEST_CASE("DeepSpeed's ZeRO knobs come from its JSON and change the buffers",
+          "[frameworks][imports]") {
+  const std::string ds = R"([model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 4096
+global_batch = 64
+framework = "deepspeed"
+[parallel]
+zero = 3
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+  const PlanResult base = test::plan_text(ds);
+  CHECK(base.input.parallel.zero3_live_params == 1e9);
+  CHECK(base.input.parallel.zero3_prefetch == 5e7);
+  // Fewer live parameters: the gathered layers kept for reuse shrink to two layers.
+  const PlanResult small = test::plan_text(
+      ds, {"parallel.zero3_max_live_parameters=1e6", "parallel.zero3_prefetch_bucket_size=0"});
+  const double layer = layer_params(base.input.model, false).total();
+  const double live = std::min(1e9, 32 * layer);
+  CHECK(test::phase_value(base, "temporaries", 0, Phase::forward) -
+            test::phase_value(small, "temporaries", 0, Phase::forward) ==
+        Approx(2 * (live - 2 * layer) + 2 * 5e7).epsilon(1e-9));
+  // Imported from zero_optimization.
+  const PlanResult imported = test::plan_text(R"([import]
+deepspeed = "imports/deepspeed-knobs.json"
+[model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 4096
+global_batch = 64
+[cluster]
+gpu = "h100-sxm5-80gb"
+)");
+  CHECK(imported.input.parallel.zero3_live_params == 3e8);
+  CHECK(imported.input.parallel.zero3_prefetch == 1e7);
+  CHECK(imported.input.parallel.allgather_bucket == 2e8);
+}
+
+TEST_CASE("FSDP with QLoRA gathers 4-bit layers, and LoRA layers have adapter gradients only",
+          "[frameworks][temporaries]") {
+  const std::string qlora = R"([model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 4096
+global_batch = 64
+finetune = "qlora"
+[parallel]
+zero = 3
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+  const PlanResult q = test::plan_text(qlora);
+  const auto& st = q.stages[0];
+  const LineItem* t = find_item(st.items, ItemId::temporaries);
+  REQUIRE(t);
+  double bytes = -1, grads = -1;
+  for (const Term& term : t->terms) {
+    if (term.key.rfind("param_bytes", 0) == 0 && term.value < 2) bytes = term.value;
+    if (term.key == "unit_trainable_params") grads = term.value;
+  }
+  // The layer's matrices in NF4 (0.5 B + double-quantized constants), its norms in bf16.
+  CHECK(bytes > 0.5);
+  CHECK(bytes < 0.55);
+  // Gradients of the layer's adapters only (q and v, rank 8).
+  CHECK(grads == Approx(8.0 * (4096 + 4096) + 8.0 * (4096 + 1024)));
 }
