@@ -66,6 +66,9 @@ TEST_CASE("imports: a real Megatron-LM launch script gives the hand-written plan
                "--sequence-parallel (Megatron-LM turns sequence parallelism off when "
                "tp = 1)"));
   CHECK(warned(imported, "--lr;"));
+  // --cross-entropy-loss-fusion with the native implementation keeps the fp32 softmax.
+  CHECK(imported.input.training.loss == Loss::standard);
+  CHECK(warned(imported, "--cross-entropy-loss-fusion (the native fused cross-entropy keeps"));
 }
 
 TEST_CASE("imports: a real torchtitan job TOML gives the hand-written plan", "[imports]") {

@@ -160,6 +160,8 @@ gpu = "h100-sxm5-80gb"
   CHECK(p.input.parallel.offload == Offload::optimizer);
   CHECK(p.input.training.framework == Framework::megatron);
   CHECK(test::item_value(p, "grads") > 0);
+  // --cross-entropy-fusion-impl te: the 16-bit fused kernel.
+  CHECK(p.input.training.loss == Loss::fused);
 }
 
 TEST_CASE("the loss in 16 bits where the stack does not upcast", "[frameworks][loss]") {
