@@ -277,6 +277,15 @@ constexpr std::array<DType, 5> all_values(DType) {
 GradSync default_grad_sync(Framework f, int zero, int pp);
 bool default_reshard_after_forward(Framework f, int zero, int pp);
 
+// The stack's conventions in effect for a plan (docs/formulas.md#frameworks): what each does
+// to the numbers, and the key it set ("" for a convention that has no key). A key the plan,
+// an import or --set gave is the plan's choice, not a convention, and is left out.
+struct Convention {
+  std::string effect;
+  std::string key;
+};
+std::vector<Convention> conventions(const PlanInput& in);
+
 // The enum value named `name`, or `fallback` (callers validate names against the key table).
 template <typename E>
 E from_string(std::string_view name, E fallback) {

@@ -49,14 +49,6 @@ Comparable comparable(const StageMemory& stage);
 std::string plan_title(const PlanResult& plan);
 // Facts of the derived section as label/value pairs, in display order.
 std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult& plan);
-// The stack's conventions in effect for the plan (docs/formulas.md#frameworks): what each
-// does to the numbers, and the key it set ("" for a convention that has no key). A key the
-// plan, an import or --set gave is the plan's choice, not a convention, and is left out.
-struct Convention {
-  std::string effect;
-  std::string key;
-};
-std::vector<Convention> conventions(const PlanInput& in);
 // Time: the step's parts (id, label, seconds, share of the step) and one summary line.
 struct TimeRow {
   ItemId item;
