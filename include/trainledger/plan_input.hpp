@@ -34,6 +34,8 @@ enum class LoraTarget { q, k, v, o, gate, up, down };
 
 struct TrainingSpec {
   Framework framework = Framework::generic;
+  // Why training.framework = "auto" chose `framework` ("" when the plan named it).
+  std::string framework_basis;
   std::int64_t seq_len = 2048;
   std::int64_t document_length = 0;  // packed documents' mean length; 0: one per sequence
   std::int64_t micro_batch = 1;

@@ -169,7 +169,14 @@ void print_table(const SearchRun& run, const SearchOptions& so, const std::strin
   for (const Layout& l : r.pareto)
     out << fmt::format("  {:>8.2f} GiB  {:>9}  {}\n", l.peak_bytes / k_gib, ms(l.step_s),
                        layout_text(l));
-  out << "\nThe best as plan settings:\n  trainledger plan ... " << sets_of(r.top.front()) << "\n";
+  // Every candidate keeps the stack the plan named or the one inferred from the plan as given
+  // (docs/formulas.md#frameworks): pasted with another layout, the plan alone could infer another.
+  const std::string stack =
+      in.training.framework_basis.empty()
+          ? ""
+          : fmt::format(" --set training.framework={}", to_string(in.training.framework));
+  out << "\nThe best as plan settings:\n  trainledger plan ... " << sets_of(r.top.front()) << stack
+      << "\n";
 }
 
 }  // namespace

@@ -66,10 +66,48 @@ bool given(const Resolution& r, const std::string& key) {
 // The stack a plan names, with the other names people use for it.
 std::string framework_name(const Reader& in) {
   const std::string f = in.text("training.framework");
+  if (f == "auto") return "pytorch";  // infer_framework replaces "auto" before anything reads it
   if (f == "torchtitan" || f == "fsdp") return "pytorch";
   if (f == "hf-trainer") return "hf";
   if (f == "nemo" || f == "megatron-core") return "megatron";
   return f;
+}
+
+// training.framework = "auto" (the default): the stack whose vocabulary the plan speaks, with
+// the reason (docs/formulas.md#frameworks). ZeRO written as a stage number is DeepSpeed's or
+// Megatron-LM's word: with tensor, pipeline or expert parallelism, stage 1 is Megatron-LM's
+// distributed optimizer (the 3D-parallel stack), otherwise stages 1 and 2 are DeepSpeed's engine
+// (stage 3 is FSDP's, the same as zero = "fsdp"); DeepSpeed's own bucket keys name DeepSpeed;
+// tensor or pipeline parallelism without sharding is Megatron-LM (torchtitan shards with FSDP);
+// LoRA and QLoRA fine-tunes run on Hugging Face transformers + PEFT (Trainer, TRL, Accelerate,
+// llama-recipes); everything else on PyTorch (FSDP/DDP, torchtitan).
+std::pair<std::string, std::string> infer_framework(const Resolution& r, const Reader& in) {
+  for (const char* key : {"parallel.allgather_bucket_size", "parallel.zero3_max_live_parameters",
+                          "parallel.zero3_prefetch_bucket_size"})
+    if (given(r, key)) return {"deepspeed", fmt::format("{} is a DeepSpeed setting", key)};
+  const auto zero = r.settings.find("parallel.zero");
+  const bool stage_number = given(r, "parallel.zero") && zero->second.display != "\"fsdp\"";
+  const std::int64_t stage = in.integer("parallel.zero");
+  if (stage_number && (stage == 1 || stage == 2)) {
+    const bool model_parallel = in.integer("parallel.tp", 1) > 1 ||
+                                in.integer("parallel.pp", 1) > 1 ||
+                                in.integer("parallel.ep", 1) > 1;
+    if (stage == 1 && model_parallel)
+      return {"megatron",
+              "parallel.zero = 1 with model parallelism: Megatron-LM's distributed optimizer"};
+    return {"deepspeed", fmt::format("parallel.zero = {}{}: DeepSpeed's ZeRO", stage,
+                                     model_parallel ? "" : " without model parallelism")};
+  }
+  if (in.integer("parallel.zero") == 0 &&
+      (in.integer("parallel.tp", 1) > 1 || in.integer("parallel.pp", 1) > 1))
+    return {"megatron",
+            "tensor or pipeline parallelism over plain data parallelism: Megatron-LM (PyTorch's "
+            "own 2D/3D stack, torchtitan, shards with FSDP)"};
+  const std::string finetune = in.text("training.finetune");
+  if (finetune == "lora" || finetune == "qlora")
+    return {"hf",
+            fmt::format("training.finetune = \"{}\": Hugging Face transformers + PEFT", finetune)};
+  return {"pytorch", "the default stack: PyTorch (FSDP, DDP, torchtitan)"};
 }
 
 TrainingSpec build_training(Resolution& r, const Reader& in) {
@@ -311,7 +349,14 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
   out.model = build_model(r, errors);
   out.cluster.gpu = build_gpu(r, errors);
   const bool sections_ok = errors.empty();
+  std::string framework_basis;
+  if (in.text("training.framework") == "auto") {
+    auto [name, why] = infer_framework(r, in);
+    record_text(r, "training.framework", name);
+    framework_basis = why;
+  }
   out.training = build_training(r, in);
+  out.training.framework_basis = framework_basis;
   out.parallel = build_parallel(r, in);
   derive_world(r, in, out);
   const bool world_ok = errors.empty();

@@ -117,6 +117,9 @@ json training_json(const PlanInput& in) {
   const TrainingSpec& t = in.training;
   json j;
   j["framework"] = std::string(to_string(t.framework));
+  // Why training.framework = "auto" chose it; null when the plan named the stack.
+  j["framework_inferred_from"] =
+      t.framework_basis.empty() ? json(nullptr) : json(t.framework_basis);
   // The stack's conventions in effect, each with the key it set ("" when it has none).
   j["conventions"] = json::array();
   for (const Convention& c : conventions(in))

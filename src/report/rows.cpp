@@ -98,7 +98,11 @@ std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult&
   if (d.trainable_params != d.params)
     out.emplace_back("trainable", format_count(d.trainable_params));
   out.emplace_back("precision", std::string(to_string(t.precision)));
-  out.emplace_back("conventions", std::string(to_string(t.framework)));
+  out.emplace_back("conventions", t.framework_basis.empty()
+                                      ? std::string(to_string(t.framework))
+                                      : fmt::format("{} (inferred from the plan: {}; set "
+                                                    "training.framework to choose)",
+                                                    to_string(t.framework), t.framework_basis));
   out.emplace_back("global batch", fmt::format("{} × {} tokens", d.global_batch, t.seq_len));
   out.emplace_back("grad accum", std::to_string(d.grad_accum));
   return out;

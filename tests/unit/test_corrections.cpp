@@ -400,7 +400,8 @@ TEST_CASE("offloading the optimizer costs the host's step and the PCIe return",
   const std::string plan =
       "[model]\npreset = \"llama-2-7b\"\n[training]\nseq_len = 4096\n[parallel]\nzero = 2\n"
       "offload = \"optimizer\"\n[cluster]\ngpu = \"a100-sxm4-80gb\"\n";
-  const PlanResult p = test::plan_text(plan);
+  // Named: zero = 2 alone infers DeepSpeed, whose 16-bit ZeRO-2 gradients would be 14 B.
+  const PlanResult p = test::plan_text(plan, {"training.framework=\"pytorch\""});
   const LineItem* off = find_item(p.time, ItemId::time_offload);
   REQUIRE(off);
   const double host_step = 2 * (16 * n / 8) * 8 / 200e9;
@@ -408,7 +409,8 @@ TEST_CASE("offloading the optimizer costs the host's step and the PCIe return",
   CHECK(off->value == Approx(host_step + upload));
   CHECK(off->kind == Kind::assumed);
   // Without offload there is no such item and the step is shorter by more than it.
-  const PlanResult on_gpu = test::plan_text(plan, {"parallel.offload=\"none\""});
+  const PlanResult on_gpu =
+      test::plan_text(plan, {"parallel.offload=\"none\"", "training.framework=\"pytorch\""});
   CHECK_FALSE(find_item(on_gpu.time, ItemId::time_offload));
   CHECK(value_of(p.time, ItemId::time_step) - value_of(on_gpu.time, ItemId::time_step) >
         0.9 * off->value);

@@ -63,8 +63,9 @@ TEST_CASE("DeepSpeed: fp32 gradients under BF16_Optimizer, 5e8-element buckets",
   // The buckets are real memory in backward. With overlap_comm DeepSpeed holds 4.5 × its
   // reduce and all-gather buckets (Hugging Face's DeepSpeed guide: 5e8 × 2 B × 2 × 4.5 =
   // 9 GB); without it two buckets, 2 GB (PyTorch's: two of 25 MiB).
-  const PlanResult generic = test::plan_text(
-      k_7b_one_gpu, {"parallel.zero=2", "cluster.gpus_per_node=8", "parallel.dp=8"});
+  const PlanResult generic =
+      test::plan_text(k_7b_one_gpu, {"training.framework=\"pytorch\"", "parallel.zero=2",
+                                     "cluster.gpus_per_node=8", "parallel.dp=8"});
   CHECK(test::phase_value(z2, "temporaries", 0, Phase::backward) -
             test::phase_value(generic, "temporaries", 0, Phase::backward) ==
         9e9 - 2 * 25.0 * 1024 * 1024);
@@ -72,8 +73,8 @@ TEST_CASE("DeepSpeed: fp32 gradients under BF16_Optimizer, 5e8-element buckets",
       k_7b_one_gpu, {"training.framework=\"deepspeed\"", "parallel.zero=2",
                      "cluster.gpus_per_node=8", "parallel.dp=8", "parallel.overlap_dp=false"});
   const PlanResult generic_no_overlap = test::plan_text(
-      k_7b_one_gpu,
-      {"parallel.zero=2", "cluster.gpus_per_node=8", "parallel.dp=8", "parallel.overlap_dp=false"});
+      k_7b_one_gpu, {"training.framework=\"pytorch\"", "parallel.zero=2", "cluster.gpus_per_node=8",
+                     "parallel.dp=8", "parallel.overlap_dp=false"});
   CHECK(test::phase_value(z2_no_overlap, "temporaries", 0, Phase::backward) -
             test::phase_value(generic_no_overlap, "temporaries", 0, Phase::backward) ==
         2 * (1e9 - 25.0 * 1024 * 1024));
@@ -144,7 +145,8 @@ TEST_CASE("Megatron-LM's vocab-parallel cross-entropy works in place: 6 B per lo
       test::plan_text(tp2, {"training.framework=\"megatron\"", "cluster.gpus_per_node=2"});
   const double logits = 1024.0 * 32000 / 2;  // tokens × vocab / tp
   CHECK(test::phase_value(m, "logits", 0, Phase::backward) == 4 * logits);
-  const PlanResult p = test::plan_text(tp2, {"cluster.gpus_per_node=2"});
+  const PlanResult p =
+      test::plan_text(tp2, {"training.framework=\"pytorch\"", "cluster.gpus_per_node=2"});
   // The loss's transient parts: 2 B (Megatron) against 8 B (PyTorch cross_entropy).
   CHECK(test::phase_value(p, "temporaries", 0, Phase::backward) -
             test::phase_value(m, "temporaries", 0, Phase::backward) ==

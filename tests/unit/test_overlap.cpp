@@ -231,10 +231,10 @@ gpus_per_node = 1
   const Traffic fused = layer_traffic(test::load_text(one, {"training.compile=true"}).input);
   CHECK(fused.forward + fused.backward == Approx(T * (20 * h + 24 * h + 8 * (q + kv) + 16 * f)));
   // Tensor parallelism splits the heads and the MLP; sequence parallelism the residual side.
-  const Traffic tp =
-      layer_traffic(test::load_text(one, {"parallel.tp=4", "parallel.sequence_parallel=true",
-                                          "cluster.gpus_per_node=4"})
-                        .input);
+  const Traffic tp = layer_traffic(
+      test::load_text(one, {"parallel.tp=4", "parallel.sequence_parallel=true",
+                            "cluster.gpus_per_node=4", "training.framework=\"pytorch\""})
+          .input);
   CHECK(tp.forward + tp.backward == Approx((eager.forward + eager.backward) / 4));
   // GPT-2 XL (h 1600, f 6400, learned positions, GELU): LayerNorm is PyTorch's native kernel
   // even eager (2 × 10 h), no RoPE, GELU 10 f.

@@ -66,10 +66,15 @@ void brute_force(const std::string& plan, const SearchSpace& space) {
   double best = 1e300;
   Layout best_layout;
   PlanResult best_plan;
+  // The search keeps the stack inferred from the plan as given; each separate plan names it.
+  const std::string stack =
+      fmt::format("training.framework=\"{}\"", to_string(base.training.framework));
   for (const Layout& l : enumerate_layouts(base, o.space)) {
-    if (!test::load_errors(plan, sets_of(l)).empty()) continue;
+    std::vector<std::string> sets = sets_of(l);
+    sets.push_back(stack);
+    if (!test::load_errors(plan, sets).empty()) continue;
     ++loaded;
-    const PlanResult p = test::plan_text(plan, sets_of(l));
+    const PlanResult p = test::plan_text(plan, sets);
     if (!(p.verdict.peak_bytes <= limit)) continue;
     ++fitting;
     const double step = time_item(p, ItemId::time_step);

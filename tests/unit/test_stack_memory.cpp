@@ -325,3 +325,59 @@ gpu = "h100-sxm5-80gb"
   // Gradients of the layer's adapters only (q and v, rank 8).
   CHECK(grads == Approx(8.0 * (4096 + 4096) + 8.0 * (4096 + 1024)));
 }
+
+TEST_CASE("training.framework = auto infers the stack from the plan and says why", "[frameworks]") {
+  auto stack = [](const std::vector<std::string>& sets) {
+    const PlanResult p = test::plan_text(k_bf16_llama, sets);
+    return std::make_pair(std::string(to_string(p.input.training.framework)),
+                          p.input.training.framework_basis);
+  };
+  // Nothing but FSDP: PyTorch, the default stack.
+  CHECK(stack({}).first == "pytorch");
+  CHECK(stack({"parallel.zero=\"fsdp\""}).first == "pytorch");
+  CHECK(stack({"parallel.zero=3"}).first == "pytorch");
+  // ZeRO-1 beside model parallelism: Megatron-LM's distributed optimizer.
+  const auto z1tp = stack({"parallel.zero=1", "parallel.tp=8"});
+  CHECK(z1tp.first == "megatron");
+  CHECK(z1tp.second.find("parallel.zero = 1 with model parallelism") != std::string::npos);
+  CHECK(stack({"parallel.zero=1", "parallel.ep=8", "model.preset=\"mixtral-8x7b\""}).first ==
+        "megatron");
+  // Tensor or pipeline parallelism without sharding: Megatron-LM; torchtitan shards with FSDP.
+  CHECK(stack({"parallel.tp=8"}).first == "megatron");
+  CHECK(stack({"parallel.tp=8", "parallel.zero=\"fsdp\""}).first == "pytorch");
+  // ZeRO-1/2 alone, or DeepSpeed's own knobs: DeepSpeed.
+  CHECK(stack({"parallel.zero=2"}).first == "deepspeed");
+  CHECK(stack({"parallel.zero=1", "cluster.gpus_per_node=8"}).first == "deepspeed");
+  CHECK(stack({"parallel.zero=3", "parallel.zero3_max_live_parameters=1e8"}).first == "deepspeed");
+  // LoRA and QLoRA: Hugging Face transformers + PEFT.
+  const auto lora = stack({"training.finetune=\"lora\""});
+  CHECK(lora.first == "hf");
+  CHECK(lora.second.find("PEFT") != std::string::npos);
+  // Naming the stack always wins, and leaves no reason.
+  const auto named = stack({"parallel.zero=2", "training.framework=\"pytorch\""});
+  CHECK(named.first == "pytorch");
+  CHECK(named.second.empty());
+  // An import names its stack.
+  const auto imported =
+      config::load_plan_file(test::source_path("tests/data/imports/deepspeed.toml"), {});
+  CHECK(imported.input.training.framework == Framework::deepspeed);
+  CHECK(imported.input.training.framework_basis.empty());
+  // The reports say it: the header and the JSON.
+  const auto table = test::run_cli({"plan"});
+  CHECK(table.out.find("conventions megatron (inferred from the plan: parallel.zero = 1 with "
+                       "model parallelism") != std::string::npos);
+  const auto j = nlohmann::json::parse(test::run_cli({"plan", "--format", "json"}).out);
+  CHECK(j["inputs"]["training"]["framework"] == "megatron");
+  CHECK(j["inputs"]["training"]["framework_inferred_from"].get<std::string>().find(
+            "distributed optimizer") != std::string::npos);
+  const auto named_json = nlohmann::json::parse(
+      test::run_cli({"plan", "--set", "training.framework=deepspeed", "--format", "json"}).out);
+  CHECK(named_json["inputs"]["training"]["framework"] == "deepspeed");
+  CHECK(named_json["inputs"]["training"]["framework_inferred_from"].is_null());
+}
+
+TEST_CASE("search keeps the inferred stack and prints it with the best layout", "[frameworks]") {
+  const auto r = test::run_cli({"search", "--top", "1"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("--set training.framework=megatron\n") != std::string::npos);
+}

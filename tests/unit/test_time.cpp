@@ -129,12 +129,14 @@ TEST_CASE("time to train and the failures over the run", "[time][reliability]") 
 }
 
 TEST_CASE("a gathered checkpoint writes through one rank", "[time][reliability]") {
-  const PlanResult sharded = test::plan_text(k_70b, {"checkpoint.storage_bandwidth=100 GB/s"});
-  const PlanResult gathered = test::plan_text(
-      k_70b, {"checkpoint.storage_bandwidth=100 GB/s", "checkpoint.format=\"gathered\""});
+  const PlanResult sharded = test::plan_text(
+      k_70b, {"checkpoint.storage_bandwidth=100 GB/s", "training.framework=\"pytorch\""});
+  const PlanResult gathered =
+      test::plan_text(k_70b, {"checkpoint.storage_bandwidth=100 GB/s",
+                              "checkpoint.format=\"gathered\"", "training.framework=\"pytorch\""});
   CHECK(item(gathered.reliability, "checkpoint.write_time").value >
         item(sharded.reliability, "checkpoint.write_time").value);
-  // PyTorch (the default): fp32 weights (the master) and Adam m and v, 12 B per parameter
+  // PyTorch: fp32 weights (the master) and Adam m and v, 12 B per parameter
   // (torchtitan's DCP checkpoints); no gradients.
   CHECK(item(sharded.reliability, "checkpoint.size").value == Approx(70553706496.0 * (4 + 8)));
   // Stacks that keep 16-bit weights beside the master save both: 14 B per parameter.
