@@ -96,6 +96,8 @@ GpuSpec load_gpu_preset(const std::string& name);
 // `option` when the text is not one.
 double parse_size_option(const std::string& option, const std::string& text);
 double parse_share_option(const std::string& option, const std::string& text);
+// --confidence: "90%" or 0.9 (from 50 % to below 100 %), or "off" (0: the estimate alone).
+double parse_confidence_option(const std::string& text);
 // A command-line duration ("2 s", "500 ms"), positive.
 double parse_duration_option(const std::string& option, const std::string& text);
 

@@ -59,6 +59,9 @@ struct SearchOptions {
   int top = 10;
   int jobs = 1;
   double headroom = 0.10;  // share of the capacity kept free
+  // The peak's band at this confidence must fit (0: the estimate alone): the estimate is held
+  // to band_limit of the capacity less the headroom (docs/accuracy.md#bands).
+  double confidence = 0;
   // Called now and then from the searching threads' coordinator with (done, total).
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
@@ -70,6 +73,8 @@ struct SearchResult {
   std::int64_t valid = 0;    // passed the plan's rules
   std::int64_t fitting = 0;  // fit with the headroom (their time was evaluated)
   double limit_bytes = 0;
+  double estimate_limit_bytes = 0;  // what the estimate is held to (limit_bytes without a band)
+  Band band;                        // the peak band's family and ratios (none at confidence 0)
 };
 
 // `base` with the layout applied, derived values derived again as the loader would (the

@@ -52,8 +52,32 @@ struct HostMemory {
   bool fits = true;           // true when the capacity is not given
 };
 
+// How far an estimate can be off: the range that holds the measured value at `confidence`,
+// from the residuals (measured / predicted) of the reference cases of the plan's family
+// (docs/accuracy.md#bands). Only the estimated part widens: measured inputs (a calibration
+// profile's) count as exact. `cases` is 0 when no band was made.
+struct Band {
+  double low = 0;
+  double high = 0;
+  double confidence = 0;
+  std::string family;  // "megatron", "dense · multi-GPU", "every case"
+  int cases = 0;       // reference cases of that family
+  // low = measured + (estimate − measured) × ratio_low, high likewise with ratio_high.
+  double ratio_low = 1;
+  double ratio_high = 1;
+  double measured = 0;
+};
+
+// The largest estimate whose band's upper end stays within `limit` (the band's measured part
+// and ratio kept): the limit the gate, --max and search hold the estimate to.
+double band_limit(const Band& band, double limit);
+
 struct Verdict {
   bool fits = true;
+  // The band on the worst stage's peak, and whether its upper end fits in the capacity less the
+  // required headroom (a plan that fits only at the estimate is "near": check fails it).
+  Band peak_band;
+  bool band_fits = true;
   double peak_bytes = 0;
   double limit_bytes = 0;
   double headroom = 0;  // share of the limit left free at the worst stage (negative: over)
@@ -90,7 +114,22 @@ struct PlanResult {
   // model has no activations; collectives with no bandwidth): `check --strict` fails on them.
   std::vector<std::string> guesses;
   std::vector<Lever> levers;  // filled on request (find_levers)
+  // Bands on time.step and on throughput.tokens_per_s_per_gpu (none without the time side).
+  Band step_band;
+  Band throughput_band;
 };
+
+// The confidence of the bands every plan carries unless --confidence says otherwise.
+inline constexpr double k_default_confidence = 0.9;
+
+// Sets the plan's bands at `confidence` (0 < confidence < 1; 0 removes them) and the verdict's
+// band_fits against its required headroom. compute_plan applies the default confidence.
+void apply_bands(PlanResult& plan, double confidence);
+
+// The band on a peak of `peak_bytes` of which `measured_bytes` are measured, for a plan of
+// `input`'s family (search reports it for its layouts).
+Band memory_band(const PlanInput& input, double peak_bytes, double measured_bytes,
+                 double confidence);
 
 // What compute_plan works out: memory always; the time side (communication, step,
 // reliability) and the one-node comparison only when asked (searches need memory only).

@@ -35,6 +35,7 @@ struct PlanOptions {
   std::string keep = "global_batch";  // plan --max micro_batch: what stays fixed
   std::string phase;                  // plan --phase: the ledger of this phase
   std::string headroom = "10%";       // share of the capacity kept free (check's default)
+  std::string confidence = "90%";     // the bands' confidence; "off": the estimate alone
   std::string calibration;            // --calibration PROFILE
   std::vector<std::string> from;      // --from KIND FILE, flattened
   std::string emit;                   // plan --emit megatron|deepspeed|torchtitan
@@ -76,6 +77,7 @@ struct CheckOptions {
   std::vector<std::string> from;  // --from KIND FILE, flattened
   std::string capacity;           // empty: each plan's GPU memory
   std::string headroom = "10%";
+  std::string confidence = "90%";
   bool strict = false;  // a plan resting on a guess fails (exit 4)
   std::string format = "table";
   std::string units = "gib";
@@ -93,6 +95,7 @@ struct SearchCliOptions {
   std::vector<std::string> allow;
   int jobs = 0;  // 0: every core
   std::string headroom = "10%";
+  std::string confidence = "90%";
   bool fewest = false;
   std::string target;        // --target-step-time
   std::string target_train;  // --target-time-to-train

@@ -41,7 +41,8 @@ struct Checked {
   std::vector<std::string> guesses;  // of the warnings, what no input states
 };
 
-Checked check_one(const CheckOptions& o, const std::string& name, double headroom) {
+Checked check_one(const CheckOptions& o, const std::string& name, double headroom,
+                  double confidence) {
   PlanOptions po;
   po.plan = name;
   po.sets = o.sets;
@@ -61,9 +62,19 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   c.capacity = o.capacity.empty() ? static_cast<double>(c.loaded.input.cluster.gpu.memory_bytes)
                                   : config::parse_size_option("--capacity", o.capacity);
   c.limit = c.capacity * (1 - headroom);
+  // The verdict against this capacity, and the band's upper end (docs/accuracy.md#bands): a
+  // plan fits only when the band does; one whose estimate alone fits is near.
+  c.plan.verdict.limit_bytes = c.capacity;
+  c.plan.verdict.fits = c.plan.verdict.peak_bytes <= c.capacity;
+  c.plan.verdict.required_headroom = headroom;
+  apply_bands(c.plan, confidence);
   const double peak = c.plan.verdict.peak_bytes;
-  c.status = peak > c.capacity ? Status::over : peak > c.limit ? Status::near : Status::ok;
-  if (c.status != Status::ok) c.suggestions = find_fixes(c.plan, c.limit);
+  const double high = c.plan.verdict.peak_band.cases > 0 ? c.plan.verdict.peak_band.high : peak;
+  c.status = peak > c.capacity                  ? Status::over
+             : peak > c.limit || high > c.limit ? Status::near
+                                                : Status::ok;
+  if (c.status != Status::ok)
+    c.suggestions = find_fixes(c.plan, band_limit(c.plan.verdict.peak_band, c.limit));
   // The loader's warnings (a guessed architecture, a count that differs from the published
   // one) and the planner's (no activations for a count-only model, step time not computed).
   c.warnings = c.loaded.warnings;
@@ -133,6 +144,12 @@ std::string headline(const Checked& c, double unit, const std::string& u) {
     case Status::ok:
       return "fits";
     case Status::near:
+      if (v.peak_bytes <= c.limit)
+        return fmt::format(
+            "fits at the estimate ({:.2f} {}), but its {:.0f} % band reaches {:.2f} {}, over the "
+            "limit of {:.2f} {}",
+            v.peak_bytes / unit, u, 100 * v.peak_band.confidence, v.peak_band.high / unit, u,
+            c.limit / unit, u);
       return fmt::format(
           "fits by only {:.2f} {} ({:.1f} %), less than the headroom (limit {:.2f} {})",
           (c.capacity - v.peak_bytes) / unit, u, 100 * (c.capacity - v.peak_bytes) / c.capacity,
@@ -159,6 +176,13 @@ void print_details(const Checked& c, double unit, const std::string& u, double h
     out << fmt::format("\n{}: does not fit: {} needs {:.2f} {} of {:.2f} {}: {:.2f} {} over\n",
                        c.name, where, v.peak_bytes / unit, u, c.capacity / unit, u,
                        (v.peak_bytes - c.capacity) / unit, u);
+  } else if (v.peak_bytes <= c.limit) {
+    out << fmt::format(
+        "\n{}: fits at the estimate, {:.2f} {} on {}, but its {:.0f} % band ({:.2f}-{:.2f} {}, "
+        "family {}, {} reference cases) reaches over the limit of {:.2f} {} "
+        "(docs/accuracy.md#bands; --confidence off judges the estimate alone)\n",
+        c.name, v.peak_bytes / unit, u, where, 100 * v.peak_band.confidence, v.peak_band.low / unit,
+        v.peak_band.high / unit, u, v.peak_band.family, v.peak_band.cases, c.limit / unit, u);
   } else {
     out << fmt::format(
         "\n{}: fits by only {:.2f} {} ({:.1f} %) on {}, less than the {:.0f} % headroom "
@@ -205,6 +229,11 @@ nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headro
                      {"peak_bytes", bytes(v.peak_bytes)},
                      {"capacity_bytes", bytes(c.capacity)},
                      {"limit_bytes", bytes(c.limit)},
+                     {"peak_band_bytes",
+                      v.peak_band.cases > 0
+                          ? nlohmann::ordered_json{bytes(v.peak_band.low), bytes(v.peak_band.high)}
+                          : nlohmann::ordered_json(nullptr)},
+                     {"confidence", v.peak_band.confidence},
                      {"suggestions", suggestions},
                      {"warnings", c.warnings},
                      {"guesses", c.guesses}});
@@ -318,6 +347,10 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
   sub->add_option("--capacity", o.capacity, "memory per GPU, e.g. \"80 GiB\" (default: the GPU's)");
   sub->add_option("--headroom", o.headroom,
                   "share of the capacity to keep free (default 10%); less is a near miss");
+  sub->add_option("--confidence", o.confidence,
+                  "confidence of the peak's band (default 90%; off: the estimate alone): a plan "
+                  "whose band's upper end exceeds the limit is a near miss "
+                  "(docs/accuracy.md#bands)");
   sub->add_flag("--strict", o.strict,
                 "fail (status UNSURE, exit 4) a plan that fits but rests on a guess: a "
                 "config.json of unknown model_type, a count-only model, a link with no bandwidth");
@@ -331,6 +364,7 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
 
 int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   const double headroom = config::parse_share_option("--headroom", o.headroom);
+  const double confidence = config::parse_confidence_option(o.confidence);
   if (!o.capacity.empty()) config::parse_size_option("--capacity", o.capacity);
   if (o.plans.empty()) {
     // A CI step whose glob matched nothing must not pass.
@@ -345,7 +379,7 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
     std::string name = given;
     if (name == "default" && !std::filesystem::exists(name)) name.clear();
     try {
-      all.push_back(check_one(o, name, headroom));
+      all.push_back(check_one(o, name, headroom, confidence));
     } catch (const config::ConfigError& e) {
       Checked c;
       c.name = name.empty() ? "(default plan)" : text::printable(name);

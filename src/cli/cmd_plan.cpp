@@ -49,8 +49,12 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
   const double limit = static_cast<double>(loaded.input.cluster.gpu.memory_bytes) * (1 - headroom);
   const auto max_value =
       static_cast<std::int64_t>(config::key_max(std::string("training.") + o.max));
-  MaxFit fit = find_max(loaded.input, knob, limit, keep, max_value);
+  // The band's upper end must fit: the estimate is held to the limit the band leaves.
+  const double confidence = config::parse_confidence_option(o.confidence);
+  const double held = band_limit(memory_band(loaded.input, 1.0, 0.0, confidence), limit);
+  MaxFit fit = find_max(loaded.input, knob, held, keep, max_value);
   fit.plan.verdict.required_headroom = headroom;
+  apply_bands(fit.plan, confidence);
   require_sound(fit.plan, loaded);
   const report::Options ro = report_options(o);
   const double unit = ro.units == report::MemUnits::gib ? k_gib : k_gb;
@@ -78,9 +82,16 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
                                 global, after.global_batch);
     }
     line += fmt::format("\nlimit = capacity − {:.0f} % headroom", 100 * headroom);
+    if (confidence > 0)
+      line +=
+          fmt::format("; the {:.0f} % band's upper end within it (the estimate at most {:.2f} {})",
+                      100 * confidence, held / unit, u);
   } else {
     line = fmt::format("no {} fits: {} = {} already needs {:.2f} of {:.2f} {}", o.max, o.max,
                        fit.value, v.peak_bytes / unit, limit / unit, u);
+    if (confidence > 0 && v.peak_band.cases > 0)
+      line += fmt::format(" (its {:.0f} % band reaches {:.2f})", 100 * confidence,
+                          v.peak_band.high / unit);
   }
   if (o.format == "json") {
     auto j = nlohmann::ordered_json::parse(report::render_json(fit.plan, loaded.plan_source()));
@@ -93,6 +104,8 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
         {"step", fit.step},
         {"headroom", headroom},
         {"limit_bytes", static_cast<std::int64_t>(std::llround(limit))},
+        {"confidence", confidence},
+        {"estimate_limit_bytes", static_cast<std::int64_t>(std::llround(held))},
         {"next_value", fit.next_value},
         {"next_peak_bytes", static_cast<std::int64_t>(std::llround(fit.next_peak_bytes))},
         {"evaluations", fit.evaluations}};
@@ -141,6 +154,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   sub->add_option("--headroom", o.headroom,
                   "share of the GPU memory to keep free (default 10%, as check): the verdict, "
                   "the levers and --max keep it");
+  sub->add_option("--confidence", o.confidence,
+                  "confidence of the bands on the peak and the step time (default 90%; off: "
+                  "the estimate alone): the verdict fits only when the band's upper end does "
+                  "(docs/accuracy.md#bands), and --max holds it");
   return sub;
 }
 
@@ -154,6 +171,7 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
     return out ? k_exit_ok : k_exit_runtime;
   }
   plan.verdict.required_headroom = config::parse_share_option("--headroom", o.headroom);
+  apply_bands(plan, config::parse_confidence_option(o.confidence));
   report::Options ro = report_options(o);
   if (!o.phase.empty()) {
     // Every stage's ledger in that phase instead of at its peak; the verdict stays the peak's.

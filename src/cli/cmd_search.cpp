@@ -261,6 +261,9 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
       ->type_name("KEY=V1,V2");
   sub->add_option("--jobs", o.jobs, "threads (default: every core)")->check(CLI::Range(1, 1024));
   sub->add_option("--headroom", o.headroom, "share of the GPU memory kept free (default 10%)");
+  sub->add_option("--confidence", o.confidence,
+                  "a layout fits when the upper end of its peak's band at this confidence does "
+                  "(default 90%; off: the estimate alone); layouts are ranked by the estimate");
   sub->add_flag("--fewest", o.fewest,
                 "the inverse question: the fewest nodes (GPUs, below one node) on which some "
                 "layout fits (and meets --target-step-time or --target-time-to-train), searched up "
@@ -293,6 +296,7 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
   so.top = o.top;
   so.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   so.headroom = config::parse_share_option("--headroom", o.headroom);
+  so.confidence = config::parse_confidence_option(o.confidence);
   double target = 0;
   if (o.gpus > 0 && o.nodes > 0) usage_error("--gpus", "give --gpus or --nodes, not both");
   if (base.training.global_batch <= 0)

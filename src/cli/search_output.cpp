@@ -66,7 +66,7 @@ std::string why(const Layout& a, const Layout& b) {
   return s.empty() ? "the same step time; listed first in the enumeration" : s;
 }
 
-nlohmann::json layout_json(const Layout& l) {
+nlohmann::json layout_json(const Layout& l, const Band& band) {
   nlohmann::json j = {
       {"tp", l.tp},
       {"pp", l.pp},
@@ -95,6 +95,11 @@ nlohmann::json layout_json(const Layout& l) {
         {"comm_exposed", l.comm_s},
         {"bubble", l.bubble_s},
         {"optimizer", l.optimizer_s}}}};
+  // The peak's band (docs/accuracy.md#bands), from the plan's family: null at --confidence off.
+  j["peak_band_bytes"] = band.cases > 0
+                             ? nlohmann::json{std::llround(l.peak_bytes * band.ratio_low),
+                                              std::llround(l.peak_bytes * band.ratio_high)}
+                             : nlohmann::json(nullptr);
   return j;
 }
 
@@ -130,6 +135,13 @@ void print_table(const SearchRun& run, const SearchOptions& so, const std::strin
       "{:.2f} s on {} job{}\n",
       r.enumerated, r.valid, r.fitting, r.limit_bytes / k_gib, 100 * so.headroom, objective,
       run.seconds, so.jobs, so.jobs == 1 ? "" : "s");
+  if (r.band.cases > 0)
+    out << fmt::format(
+        "a layout fits when its peak's {:.0f} % band does: the estimate at most {:.2f} GiB "
+        "(× {:.3f} at the upper end, family {}, {} reference cases; --confidence off judges the "
+        "estimate alone)\n",
+        100 * r.band.confidence, r.estimate_limit_bytes / k_gib, r.band.ratio_high, r.band.family,
+        r.band.cases);
   if (r.top.empty()) {
     out << "no layout fits: try more GPUs (--gpus, --fewest), a smaller batch or sequence, or "
            "--allow more values\n";
@@ -196,12 +208,14 @@ void print_search(const SearchRun& run, const SearchOptions& so, const std::stri
                    {"valid", r.valid},
                    {"fitting", r.fitting},
                    {"limit_bytes", std::llround(r.limit_bytes)},
+                   {"confidence", r.band.confidence},
+                   {"estimate_limit_bytes", std::llround(r.estimate_limit_bytes)},
                    {"seconds", run.seconds},
                    {"jobs", so.jobs}};
     j["top"] = nlohmann::json::array();
-    for (const Layout& l : r.top) j["top"].push_back(layout_json(l));
+    for (const Layout& l : r.top) j["top"].push_back(layout_json(l, r.band));
     j["pareto"] = nlohmann::json::array();
-    for (const Layout& l : r.pareto) j["pareto"].push_back(layout_json(l));
+    for (const Layout& l : r.pareto) j["pareto"].push_back(layout_json(l, r.band));
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (format == "svg") {
     std::vector<report::ChartPoint> points;

@@ -229,6 +229,18 @@ double parse_share_option(const std::string& option, const std::string& text) {
   return v * scale;
 }
 
+double parse_confidence_option(const std::string& text) {
+  if (text == "off" || text == "none" || text == "0" || text == "0%") return 0;
+  const double c = parse_share_option("--confidence", text);
+  if (c < 0.5) {
+    throw ConfigError({Diagnostic{Origin{"--confidence", 0, 0, "option"},
+                                  "\"" + text +
+                                      "\" is not a confidence from 50% to 99.9% (or off: the "
+                                      "estimate alone)"}});
+  }
+  return c;
+}
+
 LoadedPlan load_plan_text(const std::string& text, const std::string& name,
                           const std::string& base_dir, const LoadOptions& options) {
   return load(text, name, base_dir, options);

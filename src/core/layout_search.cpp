@@ -280,6 +280,9 @@ SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
   std::vector<Layout> all = enumerate_layouts(base, o.space);
   r.enumerated = static_cast<std::int64_t>(all.size());
   r.limit_bytes = static_cast<double>(base.cluster.gpu.memory_bytes) * (1.0 - o.headroom);
+  // The family of the plan is the layouts' too (its stack, model and GPU count stay).
+  r.band = memory_band(base, 1.0, 0.0, o.confidence);
+  r.estimate_limit_bytes = band_limit(r.band, r.limit_bytes);
   const int world = base.cluster.nodes * base.cluster.gpus_per_node;
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(all.size() / 64 + 1)));
   std::vector<Slice> slices(static_cast<std::size_t>(jobs));
@@ -295,7 +298,8 @@ SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
     for (std::size_t from = next.fetch_add(k_chunk); from < n; from = next.fetch_add(k_chunk)) {
       const std::size_t to = std::min(n, from + k_chunk);
       done.fetch_add(static_cast<std::int64_t>(to - from), std::memory_order_relaxed);
-      for (std::size_t i = from; i < to; ++i) evaluate_one(all[i], w, base, r.limit_bytes, s);
+      for (std::size_t i = from; i < to; ++i)
+        evaluate_one(all[i], w, base, r.estimate_limit_bytes, s);
     }
   };
   std::atomic<int> finished{0};

@@ -256,6 +256,7 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
     r.reliability = reliability_items<Expr>(input, r.derived, r.time);
   }
   add_warnings(input, r);
+  apply_bands(r, k_default_confidence);
   return r;
 }
 

@@ -29,12 +29,25 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
       in.parallel.cp > 1 ? fmt::format(" · cp {}", in.parallel.cp) : "",
       in.parallel.ep > 1 ? fmt::format(" · ep {}", in.parallel.ep) : "", in.parallel.zero);
   const StageMemory& worst = plan.stages[static_cast<std::size_t>(plan.worst_stage)];
+  const Verdict& v = plan.verdict;
+  const std::string band =
+      v.peak_band.cases > 0
+          ? fmt::format(" ({:.0f} % band {} to {}, family {})", 100 * v.peak_band.confidence,
+                        xml_escape(memory_with_unit(v.peak_band.low, o.units)),
+                        xml_escape(memory_with_unit(v.peak_band.high, o.units)),
+                        xml_escape(v.peak_band.family))
+          : "";
+  const bool near = v.fits && v.headroom >= v.required_headroom && !v.band_fits;
   s += fmt::format(
-      "<p class=\"verdict\" data-fits=\"{}\" data-bytes=\"{:.0f}\">{}: worst rank is stage {}, "
-      "{} phase, at {} of {}</p>\n",
-      plan.verdict.fits ? "true" : "false", plan.verdict.peak_bytes,
-      plan.verdict.fits ? "fits" : "DOES NOT FIT", plan.worst_stage, to_string(worst.peak_phase),
-      xml_escape(memory_with_unit(plan.verdict.peak_bytes, o.units)),
+      "<p class=\"verdict\" data-fits=\"{}\" data-bytes=\"{:.0f}\"{}>{}: worst rank is stage {}, "
+      "{} phase, at {}{} of {}</p>\n",
+      v.fits ? "true" : "false", v.peak_bytes,
+      v.peak_band.cases > 0 ? fmt::format(" data-band-high=\"{:.0f}\"", v.peak_band.high) : "",
+      !v.fits ? "DOES NOT FIT"
+      : near  ? "near (fits at the estimate, not at the band's upper end)"
+              : "fits",
+      plan.worst_stage, to_string(worst.peak_phase),
+      xml_escape(memory_with_unit(v.peak_bytes, o.units)), band,
       xml_escape(memory_with_unit(static_cast<double>(in.cluster.gpu.memory_bytes), o.units)));
   s += "<h2>Memory</h2>\n" + chart_memory(plan, o.units) + chart_phases(plan, o.units);
   s += "<h2>The step</h2>\n" + chart_step(plan);

@@ -316,6 +316,21 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
                    plan.verdict.fits && plan.verdict.headroom >= plan.verdict.required_headroom},
                   {"worst_stage", plan.verdict.worst_stage},
                   {"phase", std::string(to_string(plan.verdict.phase))}};
+  // The bands (docs/accuracy.md#bands): null when none was made (--confidence off).
+  const Band& pb = plan.verdict.peak_band;
+  j["verdict"]["confidence"] = pb.cases > 0 ? json(pb.confidence) : json(nullptr);
+  j["verdict"]["peak_band_bytes"] =
+      pb.cases > 0 ? json{number(pb.low, Unit::bytes), number(pb.high, Unit::bytes)}
+                   : json(nullptr);
+  j["verdict"]["band_family"] = pb.cases > 0 ? json(pb.family) : json(nullptr);
+  j["verdict"]["band_cases"] = pb.cases;
+  j["verdict"]["fits_band"] = plan.verdict.band_fits;
+  for (auto& item : j["time"]["items"]) {
+    const Band* b = item["id"] == "time.step"                         ? &plan.step_band
+                    : item["id"] == "throughput.tokens_per_s_per_gpu" ? &plan.throughput_band
+                                                                      : nullptr;
+    if (b && b->cases > 0) item["band"] = json{b->low, b->high};
+  }
   json levers = json::array();
   for (const Lever& l : plan.levers) {
     json changes = json::array();

@@ -99,6 +99,7 @@ std::string time_section(const PlanResult& plan, MemUnits u) {
       out += fmt::format("| `{}` | {} | {:.3f} | {} |\n", r.id, escape(r.label), r.seconds,
                          r.item == ItemId::time_step ? "" : format_percent(r.share));
     out += "\n" + throughput_line(plan) + "\n";
+    if (plan.step_band.cases > 0) out += "\n" + text::markdown(time_band_line(plan)) + "\n";
   }
   if (!plan.levers.empty()) {
     out += "\n**Levers:**\n\n";

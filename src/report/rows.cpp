@@ -142,6 +142,22 @@ std::string throughput_line(const PlanResult& plan) {
   return s;
 }
 
+std::string time_band_line(const PlanResult& plan) {
+  const Band& s = plan.step_band;
+  const Band& t = plan.throughput_band;
+  const LineItem* step = find_item(plan.time, ItemId::time_step);
+  const LineItem* tput = find_item(plan.time, ItemId::throughput_tokens_per_s_per_gpu);
+  if (!step || s.cases == 0) return "";
+  std::string line =
+      fmt::format("{:.0f} % band: step {} ({}-{})", 100 * s.confidence,
+                  format_duration(step->value), format_duration(s.low), format_duration(s.high));
+  if (tput && t.cases > 0)
+    line += fmt::format(" · {} tokens/s per GPU ({}-{})", format_number(std::round(tput->value)),
+                        format_number(std::round(t.low)), format_number(std::round(t.high)));
+  return line +
+         fmt::format(" (docs/accuracy.md#bands: family {}, {} reference cases)", s.family, s.cases);
+}
+
 std::string reliability_line(const PlanResult& plan, double unit_bytes, const std::string& unit) {
   auto v = [&](ItemId id) {
     const LineItem* i = find_item(plan.reliability, id);
@@ -187,21 +203,42 @@ std::string verdict_sentence(const PlanResult& plan, const std::string& unit_nam
       (plan.stages.size() > 1 ? fmt::format("stage {} ({})", worst.stage, worst.role)
                               : std::string("every GPU")) +
       fmt::format(", {} phase,", to_string(worst.peak_phase));
+  const Band& b = v.peak_band;
+  const std::string band =
+      b.cases > 0 ? fmt::format(
+                        "; {:.0f} % band {:.2f}-{:.2f} {} (docs/accuracy.md#bands: family "
+                        "{}, {} reference cases)",
+                        100 * b.confidence, b.low / unit_bytes, b.high / unit_bytes, unit_name,
+                        b.family, b.cases)
+                  : "";
+  if (v.fits && v.headroom >= v.required_headroom && !v.band_fits) {
+    return fmt::format(
+        "near: fits at the estimate, but not at its band's upper end (check fails it): worst rank "
+        "is {} at {:.2f} of {:.2f} {} ({} free){}; over the limit of {:.2f} {} (capacity less "
+        "the {} headroom)",
+        where, v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes, unit_name,
+        format_percent(v.headroom), band, v.limit_bytes * (1 - v.required_headroom) / unit_bytes,
+        unit_name, format_percent(v.required_headroom));
+  }
   if (v.fits && v.headroom < v.required_headroom) {
     return fmt::format(
-        "fits, but by less than the {} headroom (check fails it): worst rank is {} at {:.2f} of "
-        "{:.2f} {} ({} free)",
-        format_percent(v.required_headroom), where, v.peak_bytes / unit_bytes,
-        v.limit_bytes / unit_bytes, unit_name, format_percent(v.headroom));
+               "fits, but by less than the {} headroom (check fails it): worst rank is {} at "
+               "{:.2f} of "
+               "{:.2f} {} ({} free)",
+               format_percent(v.required_headroom), where, v.peak_bytes / unit_bytes,
+               v.limit_bytes / unit_bytes, unit_name, format_percent(v.headroom)) +
+           band;
   }
   if (v.fits) {
     return fmt::format("fits: worst rank is {} at {:.2f} of {:.2f} {} ({} free)", where,
                        v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes, unit_name,
-                       format_percent(v.headroom));
+                       format_percent(v.headroom)) +
+           band;
   }
   return fmt::format("does NOT fit: {} needs {:.2f} of {:.2f} {} ({:.2f} {} over)", where,
                      v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes, unit_name,
-                     (v.peak_bytes - v.limit_bytes) / unit_bytes, unit_name);
+                     (v.peak_bytes - v.limit_bytes) / unit_bytes, unit_name) +
+         band;
 }
 
 }  // namespace trainledger::report

@@ -180,6 +180,7 @@ std::string time_section(const PlanResult& plan, MemUnits u) {
   std::string out =
       items_rows("Step time (share of the step)", plan.time, u, step ? step->value : 0);
   if (step) out += throughput_line(plan) + "\n";
+  if (step && plan.step_band.cases > 0) out += time_band_line(plan) + "\n";
   out += items_rows("Communication per GPU per step", plan.communication, u, 0);
   out += items_rows("Checkpoints and failures", plan.reliability, u, 0);
   if (!plan.levers.empty()) {

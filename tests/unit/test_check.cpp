@@ -36,14 +36,17 @@ TEST_CASE("check exits 1 for a plan over capacity and names stage, phase and kno
   CHECK(r.out.find("recompute = full frees") != std::string::npos);
 }
 
+// These cases test the headroom on the estimate alone (--confidence off); the bands' own gate is
+// tested in tests/unit/test_bands.cpp.
 TEST_CASE("a near miss (fits by less than the headroom) fails with its own message", "[check]") {
   // 79.37 GiB at its peak: over the 76.50 GiB limit of 85 GiB less 10 %, under 85 GiB.
-  const auto r = run_cli({"check", k_fsdp, "--capacity", "85 GiB"});
+  const auto r = run_cli({"check", "--confidence", "off", k_fsdp, "--capacity", "85 GiB"});
   CHECK(r.code == 1);
   CHECK(r.out.find("NEAR") != std::string::npos);
   CHECK(r.out.find("fits by only") != std::string::npos);
   CHECK(r.out.find("less than the 10 % headroom") != std::string::npos);
-  const auto relaxed = run_cli({"check", k_fsdp, "--capacity", "85 GiB", "--headroom", "1%"});
+  const auto relaxed =
+      run_cli({"check", "--confidence", "off", k_fsdp, "--capacity", "85 GiB", "--headroom", "1%"});
   CHECK(relaxed.code == 0);
 }
 
@@ -75,19 +78,20 @@ TEST_CASE("check exits 2 on invalid input and still reports every plan", "[check
 
 TEST_CASE("plan --max prints the largest value that fits and the plan at it", "[check][max]") {
   const std::string memory = "cluster.gpu_memory=95 GiB";
-  const auto r = run_cli({"plan", k_fsdp, "--max", "micro_batch", "--set", memory});
+  const auto r =
+      run_cli({"plan", "--confidence", "off", k_fsdp, "--max", "micro_batch", "--set", memory});
   CHECK(r.code == 0);
   CHECK(r.out.rfind("largest micro_batch that fits: 1 (peak ", 0) == 0);
   CHECK(r.out.find("micro_batch = 2 needs") != std::string::npos);
-  const auto json =
-      run_cli({"plan", k_fsdp, "--max", "seq_len", "--set", memory, "--format", "json"});
+  const auto json = run_cli({"plan", "--confidence", "off", k_fsdp, "--max", "seq_len", "--set",
+                             memory, "--format", "json"});
   CHECK(json.code == 0);
   const auto j = nlohmann::json::parse(json.out);
   CHECK(j["search"]["knob"] == "seq_len");
   CHECK(j["search"]["value"].get<int>() > 8192);
   CHECK(j["search"]["next_peak_bytes"].get<double>() > j["search"]["limit_bytes"].get<double>());
-  const auto none =
-      run_cli({"plan", k_fsdp, "--max", "seq_len", "--set", "cluster.gpu_memory=20 GiB"});
+  const auto none = run_cli({"plan", "--confidence", "off", k_fsdp, "--max", "seq_len", "--set",
+                             "cluster.gpu_memory=20 GiB"});
   CHECK(none.code == 1);
   CHECK(none.out.rfind("no seq_len fits", 0) == 0);
 }
@@ -143,25 +147,29 @@ TEST_CASE("check --strict fails a plan that rests on a guess, with its own exit 
   const std::string guessed = source_path("tests/data/guessed-arch.toml");
   const std::string count = source_path("tests/data/count-only.toml");
   // Without --strict the gate passes them and marks the guesses among the warnings.
-  const auto lax = run_cli({"check", guessed, count});
+  const auto lax = run_cli({"check", "--confidence", "off", guessed, count});
   CHECK(lax.code == 0);
   CHECK(lax.out.find("guessed-arch.toml: warning (guess): ") != std::string::npos);
   CHECK(lax.out.find("model_type \"in_house_decoder\" is not a known architecture; read as "
                      "\"llama\" because model.hf_arch says so") != std::string::npos);
   CHECK(lax.out.find("2 plans: 2 ok\n") != std::string::npos);
-  const auto strict = run_cli({"check", guessed, count, "--strict"});
+  const auto strict = run_cli({"check", "--confidence", "off", guessed, count, "--strict"});
   CHECK(strict.code == 4);
   CHECK(strict.out.find("guessed-arch.toml  UNSURE") != std::string::npos);
   CHECK(strict.out.find("2 plans: 2 UNSURE\n") != std::string::npos);
   // A plan without guesses still passes; one that does not fit still exits 1.
-  CHECK(run_cli({"check", k_default, "--strict"}).code == 0);
-  CHECK(run_cli({"check", guessed, k_default, "--strict", "--capacity", "30 GiB"}).code == 1);
+  CHECK(run_cli({"check", "--confidence", "off", k_default, "--strict"}).code == 0);
+  CHECK(run_cli({"check", "--confidence", "off", guessed, k_default, "--strict", "--capacity",
+                 "30 GiB"})
+            .code == 1);
   // Collectives over a link whose bandwidth no input gives are a guess too.
-  const auto no_link = run_cli({"check", source_path("tests/data/no-bandwidth.toml"), "--strict"});
+  const auto no_link = run_cli(
+      {"check", "--confidence", "off", source_path("tests/data/no-bandwidth.toml"), "--strict"});
   CHECK(no_link.code == 4);
   CHECK(no_link.out.find("_bandwidth is not given") != std::string::npos);
   const auto j = nlohmann::json::parse(
-      run_cli({"check", guessed, k_default, "--strict", "--format", "json"}).out);
+      run_cli({"check", "--confidence", "off", guessed, k_default, "--strict", "--format", "json"})
+          .out);
   CHECK(j["exit_code"] == 4);
   CHECK(j["summary"] == "2 plans: 1 ok, 1 UNSURE");
   CHECK(j["plans"][0]["status"] == "UNSURE");
@@ -226,25 +234,31 @@ TEST_CASE("a report that cannot be written exits 3, not 0", "[check][errors]") {
 TEST_CASE("plan --max keeps the global batch and agrees with check", "[check][max]") {
   // Llama 3.1 8B FSDP on 8 GPUs, global batch 64 (8 per rank): micro-batches 1, 2, 4, 8.
   const std::string memory = "cluster.gpu_memory=160 GiB";
-  const auto r = run_cli({"plan", k_fsdp, "--max", "micro_batch", "--set", memory});
+  const auto r =
+      run_cli({"plan", "--confidence", "off", k_fsdp, "--max", "micro_batch", "--set", memory});
   REQUIRE(r.code == 0);
   CHECK(r.out.rfind("largest micro_batch that fits: 2 (peak ", 0) == 0);
   CHECK(r.out.find("micro_batch = 4 needs") != std::string::npos);  // 3 does not divide 8
   CHECK(r.out.find("global batch kept at 64: grad accum 8 → 4") != std::string::npos);
   CHECK(r.out.find("limit = capacity − 10 % headroom") != std::string::npos);
   // check, with the same (default) headroom, passes the value found and fails the next one.
-  CHECK(run_cli({"check", k_fsdp, "--set", memory, "--set", "training.micro_batch=2"}).code == 0);
-  CHECK(run_cli({"check", k_fsdp, "--set", memory, "--set", "training.micro_batch=4"}).code == 1);
+  CHECK(run_cli({"check", "--confidence", "off", k_fsdp, "--set", memory, "--set",
+                 "training.micro_batch=2"})
+            .code == 0);
+  CHECK(run_cli({"check", "--confidence", "off", k_fsdp, "--set", memory, "--set",
+                 "training.micro_batch=4"})
+            .code == 1);
   // --keep accum lets the global batch grow instead, and says so.
-  const auto accum =
-      run_cli({"plan", k_fsdp, "--max", "micro_batch", "--keep", "accum", "--set", memory});
+  const auto accum = run_cli({"plan", "--confidence", "off", k_fsdp, "--max", "micro_batch",
+                              "--keep", "accum", "--set", memory});
   CHECK(accum.out.find("largest micro_batch that fits: 2 (peak ") == 0);
   CHECK(accum.out.find("micro_batch = 3 needs") != std::string::npos);
   CHECK(accum.out.find("grad accum kept at 8: global batch 64 → 128") != std::string::npos);
   // The same headroom in both: with --headroom 0% the limit is the capacity.
-  const auto j = nlohmann::json::parse(run_cli({"plan", k_fsdp, "--max", "micro_batch", "--set",
-                                                memory, "--headroom", "0%", "--format", "json"})
-                                           .out);
+  const auto j =
+      nlohmann::json::parse(run_cli({"plan", "--confidence", "off", k_fsdp, "--max", "micro_batch",
+                                     "--set", memory, "--headroom", "0%", "--format", "json"})
+                                .out);
   CHECK(j["search"]["keep"] == "global_batch");
   CHECK(j["search"]["headroom"] == 0.0);
   CHECK(j["search"]["limit_bytes"].get<std::int64_t>() == std::int64_t{160} << 30);
@@ -253,18 +267,20 @@ TEST_CASE("plan --max keeps the global batch and agrees with check", "[check][ma
 
 TEST_CASE("plan's verdict and levers keep check's headroom", "[check][levers]") {
   const std::string memory = "cluster.gpu_memory=85 GiB";  // 81.24 GiB needed: 4.4 % free
-  const auto tight = run_cli({"plan", k_fsdp, "--set", memory});
+  const auto tight = run_cli({"plan", "--confidence", "off", k_fsdp, "--set", memory});
   CHECK(tight.out.find("Verdict: fits, but by less than the 10.0 % headroom (check fails it)") !=
         std::string::npos);
-  const auto relaxed = run_cli({"plan", k_fsdp, "--set", memory, "--headroom", "1%"});
+  const auto relaxed =
+      run_cli({"plan", "--confidence", "off", k_fsdp, "--set", memory, "--headroom", "1%"});
   CHECK(relaxed.out.find("Verdict: fits: ") != std::string::npos);
-  const auto j =
-      nlohmann::json::parse(run_cli({"plan", k_fsdp, "--set", memory, "--format", "json"}).out);
+  const auto j = nlohmann::json::parse(
+      run_cli({"plan", "--confidence", "off", k_fsdp, "--set", memory, "--format", "json"}).out);
   CHECK(j["verdict"]["fits"] == true);
   CHECK(j["verdict"]["fits_with_headroom"] == false);
   CHECK(j["verdict"]["required_headroom"] == 0.1);
   // Every lever's plan fits with the headroom.
-  const auto d = nlohmann::json::parse(run_cli({"plan", "--format", "json"}).out);
+  const auto d =
+      nlohmann::json::parse(run_cli({"plan", "--confidence", "off", "--format", "json"}).out);
   for (const auto& l : d["levers"])
     CHECK(l["peak_bytes"].get<double>() <=
           0.9 * d["inputs"]["cluster"]["gpu_memory"].get<double>());

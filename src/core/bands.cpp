@@ -1,0 +1,134 @@
+// Bands on the peak and the step time from the reference residuals (docs/accuracy.md#bands).
+#include "bands.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "trainledger/items.hpp"
+#include "trainledger/plan.hpp"
+
+namespace trainledger {
+
+namespace {
+
+// The narrowest family with at least this many cases gives the band; else the next wider one.
+constexpr int k_min_memory_cases = 20;
+constexpr int k_min_time_cases = 10;
+
+}  // namespace
+
+// Memory: by dense or MoE and one GPU or several, then by one GPU or several, then every case
+// (the stacks' own residuals are too few per source to hold out a source: docs/accuracy.md).
+// Time: by stack, then every case.
+std::vector<double> family_ratios(Quantity q, const std::string& stack, bool moe, bool multi_gpu,
+                                  const std::string& held_out, std::string& name) {
+  struct Level {
+    bool stack, moe, multi;
+  };
+  const std::vector<Level> levels =
+      q == Quantity::memory
+          ? std::vector<Level>{{false, true, true}, {false, false, true}, {false, false, false}}
+          : std::vector<Level>{{true, false, false}, {false, false, false}};
+  const int least = q == Quantity::memory ? k_min_memory_cases : k_min_time_cases;
+  std::vector<double> out;
+  for (const Level& l : levels) {
+    out.clear();
+    for (const Residual& r : residuals()) {
+      if (r.quantity != q || held_out == r.source) continue;
+      if (l.stack && stack != r.stack) continue;
+      if (l.moe && moe != r.moe) continue;
+      if (l.multi && multi_gpu != r.multi_gpu) continue;
+      out.push_back(r.ratio);
+    }
+    if (static_cast<int>(out.size()) >= least || (!l.stack && !l.moe && !l.multi)) {
+      std::string n;
+      if (l.stack) n = stack;
+      if (l.moe) n += std::string(n.empty() ? "" : " · ") + (moe ? "MoE" : "dense");
+      if (l.multi) n += std::string(n.empty() ? "" : " · ") + (multi_gpu ? "multi-GPU" : "one GPU");
+      name = n.empty() ? "every case" : n;
+      break;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The distribution-free prediction interval of a new case from n sorted residuals: the
+// ⌊(n + 1)(1 − c)/2⌋-th to the ⌈(n + 1)(1 + c)/2⌉-th of them (capped at the extremes), so that
+// a case drawn like the others falls inside with probability ≥ c when n is large enough
+// (Wilks 1941; the split-conformal interval). The band always holds the estimate itself.
+std::pair<double, double> ratio_range(const std::vector<double>& sorted, double c) {
+  const int n = static_cast<int>(sorted.size());
+  if (n == 0) return {1, 1};
+  const int lo = std::max(1, static_cast<int>(std::floor((n + 1) * (1 - c) / 2)));
+  const int hi = std::min(n, static_cast<int>(std::ceil((n + 1) * (1 + c) / 2)));
+  return {std::min(1.0, sorted[lo - 1]), std::max(1.0, sorted[hi - 1])};
+}
+
+namespace {
+
+Band make_band(Quantity q, const PlanInput& in, double value, double measured, double c) {
+  Band b;
+  if (!(c > 0 && c < 1) || !(value > 0)) return b;
+  const std::vector<double> sorted =
+      family_ratios(q, std::string(to_string(in.training.framework)), in.model.experts > 1,
+                    in.cluster.world_size() > 1, "", b.family);
+  const auto [lo, hi] = ratio_range(sorted, c);
+  const double estimated = std::max(0.0, value - measured);
+  b.low = value - estimated + estimated * lo;
+  b.high = value - estimated + estimated * hi;
+  b.confidence = c;
+  b.cases = static_cast<int>(sorted.size());
+  b.ratio_low = lo;
+  b.ratio_high = hi;
+  b.measured = value - estimated;
+  return b;
+}
+
+}  // namespace
+
+double band_limit(const Band& band, double limit) {
+  if (band.cases == 0 || !(band.ratio_high > 0)) return limit;
+  return band.measured + (limit - band.measured) / band.ratio_high;
+}
+
+Band memory_band(const PlanInput& input, double peak_bytes, double measured_bytes,
+                 double confidence) {
+  return make_band(Quantity::memory, input, peak_bytes, measured_bytes, confidence);
+}
+
+void apply_bands(PlanResult& plan, double confidence) {
+  Verdict& v = plan.verdict;
+  double measured = 0;
+  for (const StageMemory& st : plan.stages)
+    if (st.stage == plan.worst_stage)
+      for (const LineItem& i : st.items)
+        if (i.kind == Kind::measured) measured += i.value;
+  v.peak_band = memory_band(plan.input, v.peak_bytes, measured, confidence);
+  const double limit = v.limit_bytes * (1 - std::max(0.0, v.required_headroom));
+  v.band_fits = v.fits && (v.peak_band.cases == 0 || v.peak_band.high <= limit);
+  plan.step_band = Band{};
+  plan.throughput_band = Band{};
+  const LineItem* step = find_item(plan.time, ItemId::time_step);
+  if (!step || !(step->value > 0)) return;
+  double measured_time = 0;
+  for (ItemId id : {ItemId::time_compute, ItemId::time_recompute, ItemId::time_comm_exposed,
+                    ItemId::time_bubble, ItemId::time_optimizer, ItemId::time_offload}) {
+    const LineItem* i = find_item(plan.time, id);
+    if (i && i->kind == Kind::measured) measured_time += i->value;
+  }
+  plan.step_band = make_band(Quantity::time, plan.input, step->value, measured_time, confidence);
+  const LineItem* tput = find_item(plan.time, ItemId::throughput_tokens_per_s_per_gpu);
+  if (tput && plan.step_band.cases > 0) {
+    // Throughput is inverse to the step time: its low end is the step's high end.
+    Band& t = plan.throughput_band;
+    t = plan.step_band;
+    t.low = tput->value * step->value / plan.step_band.high;
+    t.high = tput->value * step->value / plan.step_band.low;
+  }
+}
+
+}  // namespace trainledger
