@@ -29,6 +29,9 @@ enum class Knob : std::uint8_t {
   gradient_as_bucket_view,
   grad_sync,
   nccl_channels,
+  overlap_tp,
+  overlap_dp,
+  overlap_param_gather,
 };
 // The plan-file key of a knob ("training.recompute").
 std::string_view key_of(Knob k);

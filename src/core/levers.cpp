@@ -36,6 +36,13 @@ std::vector<Change> lever_candidates(const PlanInput& in, const Derived& d) {
   if (p.zero >= 2) c.push_back(Change().set(in, Knob::zero, 1));
   if (p.tp > 1 && p.tp % 2 == 0)
     c.push_back(Change().set(in, Knob::tp, p.tp / 2).set(in, Knob::dp, p.dp * 2));
+  // Every overlap the stacks offer: TP communication behind the GEMMs (Transformer Engine's
+  // userbuffers, torchtitan's AsyncTP), DP/ZeRO traffic behind the backward, ZeRO-1/2's
+  // parameter all-gather behind the next forward (Megatron --overlap-param-gather).
+  if (p.tp > 1 && !p.overlap_tp) c.push_back(Change().set(in, Knob::overlap_tp, 1));
+  if (p.dp > 1 && !p.overlap_dp) c.push_back(Change().set(in, Knob::overlap_dp, 1));
+  if ((p.zero == 1 || p.zero == 2) && p.dp > 1 && !p.overlap_param_gather)
+    c.push_back(Change().set(in, Knob::overlap_param_gather, 1));
   return c;
 }
 

@@ -62,6 +62,12 @@ std::string_view key_of(Knob k) {
       return "parallel.grad_sync";
     case Knob::nccl_channels:
       return "cluster.nccl_channels";
+    case Knob::overlap_tp:
+      return "parallel.overlap_tp";
+    case Knob::overlap_dp:
+      return "parallel.overlap_dp";
+    case Knob::overlap_param_gather:
+      return "parallel.overlap_param_gather";
   }
   return "?";
 }
@@ -84,6 +90,9 @@ std::string knob_text(Knob k, std::int64_t v) {
       return enum_text<GradSync>(v);
     case Knob::sequence_parallel:
     case Knob::gradient_as_bucket_view:
+    case Knob::overlap_tp:
+    case Knob::overlap_dp:
+    case Knob::overlap_param_gather:
       return v != 0 ? "true" : "false";
     default:
       return std::to_string(v);
@@ -140,6 +149,12 @@ std::int64_t knob_value(const PlanInput& in, Knob k) {
       return as_int(p.grad_sync);
     case Knob::nccl_channels:
       return in.cluster.nccl_channels;
+    case Knob::overlap_tp:
+      return p.overlap_tp ? 1 : 0;
+    case Knob::overlap_dp:
+      return p.overlap_dp ? 1 : 0;
+    case Knob::overlap_param_gather:
+      return p.overlap_param_gather ? 1 : 0;
   }
   return 0;
 }
@@ -206,6 +221,15 @@ PlanInput apply(const PlanInput& in, const Change& c) {
         break;
       case Knob::nccl_channels:
         out.cluster.nccl_channels = static_cast<int>(v);
+        break;
+      case Knob::overlap_tp:
+        p.overlap_tp = v != 0;
+        break;
+      case Knob::overlap_dp:
+        p.overlap_dp = v != 0;
+        break;
+      case Knob::overlap_param_gather:
+        p.overlap_param_gather = v != 0;
         break;
     }
     out.provenance.set(key_of(e.knob), Source::change);

@@ -309,3 +309,38 @@ TEST_CASE("multi-token prediction: one more MoE layer, a projection and an LM-he
   REQUIRE((f0 && f1));
   CHECK(term(*f1, "model_flops") > term(*f0, "model_flops"));
 }
+
+TEST_CASE("presets keep the sliding window their config.json names", "[architectures][presets]") {
+  // gemma-2-9b, gemma-3-1b and mistral-7b: the same window and global layers as the import of
+  // their own config.json (tests/data/hf, the Hub's files).
+  for (const auto& [preset, config] :
+       std::vector<std::pair<std::string, std::string>>{{"gemma-2-9b", "hf/gemma-2-9b.json"},
+                                                        {"gemma-3-1b", "hf/gemma-3-1b.json"},
+                                                        {"mistral-7b", "hf/mistral-7b.json"}}) {
+    const auto p = test::load_text("[model]\npreset = \"" + preset +
+                                   "\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
+    const auto h = test::load_text("[model]\nhf_config = \"" + config +
+                                   "\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n");
+    INFO(preset);
+    CHECK(p.input.model.sliding_window > 0);
+    CHECK(p.input.model.sliding_window == h.input.model.sliding_window);
+    CHECK(p.input.model.global_every == h.input.model.global_every);
+  }
+  // Gemma-3-1B at 32k: five local layers of 512 keys to one global layer. The local layers do
+  // 2w − w²/s = 1,016 of 32,768 keys, so attention costs 1/6 + 5/6 × 1016/32768 = 0.1925 of
+  // full attention. Without the window it was 5.2× too much.
+  const std::string g3 = R"([model]
+preset = "gemma-3-1b"
+[training]
+seq_len = 32768
+global_batch = 8
+[cluster]
+gpu = "h100-sxm5-80gb"
+)";
+  const PlanResult windowed = test::plan_text(g3);
+  const PlanResult full = test::plan_text(g3, {"model.sliding_window=0", "model.global_every=0"});
+  const double a = term(*find_item(windowed.time, ItemId::time_compute), "attention_flops");
+  const double b = term(*find_item(full.time, ItemId::time_compute), "attention_flops");
+  CHECK(a == Approx(b * (1.0 / 6 + 5.0 / 6 * 1016 / 32768)).epsilon(1e-12));
+  CHECK(b / a == Approx(5.19).epsilon(0.01));
+}
