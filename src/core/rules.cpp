@@ -160,6 +160,22 @@ void check_batch(Violations& in, const PlanInput& p) {
              fmt::format("training.global_batch ({}) must be divisible by micro_batch × dp = {} "
                          "× {} = {}",
                          t.global_batch, t.micro_batch, p.parallel.dp, per_pass));
+  // The interleaved schedule runs micro-batches in groups of at least pp per virtual stage:
+  // Megatron-Core refuses fewer micro-batches per step than stages
+  // (pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving:
+  // microbatch_group_size_per_vp_stage must lie in [pp, num_microbatches]).
+  const ParallelSpec& par = p.parallel;
+  if (par.schedule == Schedule::interleaved && par.pp > 1 && t.global_batch > 0 &&
+      std::fmod(static_cast<double>(t.global_batch), per_pass) == 0) {
+    const double m = static_cast<double>(t.global_batch) / per_pass;
+    if (m < par.pp)
+      in.error("parallel.schedule",
+               fmt::format("parallel.schedule = \"interleaved\" needs at least pp ({}) "
+                           "micro-batches per step, this plan has {} (global_batch {} / "
+                           "(micro_batch {} × dp {})): Megatron-Core refuses fewer; use 1f1b or "
+                           "a larger global_batch",
+                           par.pp, m, t.global_batch, t.micro_batch, par.dp));
+  }
   if (p.parallel.cp > 1 && t.seq_len % p.parallel.cp != 0)
     in.error("parallel.cp", fmt::format("parallel.cp ({}) must divide training.seq_len ({})",
                                         p.parallel.cp, t.seq_len));

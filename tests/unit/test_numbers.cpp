@@ -242,6 +242,7 @@ TEST_CASE("the search's evaluation of the peak stages only equals the full one",
                   "model.mtp_layers=1"};
         if (sched == "interleaved") {
           if (layers[1] == '3') continue;  // chunks must be equal
+          if (accum == "2") continue;      // fewer micro-batches than stages: refused
           o.sets.push_back("parallel.virtual_stages=2");
         }
         INFO(sched << " accum " << accum << " stages " << layers);

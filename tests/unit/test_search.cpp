@@ -267,3 +267,35 @@ TEST_CASE("search --fewest with a time to train is the step time it implies", "[
   CHECK(test::run_cli({"search", "--target-step-time", "2s"}).code == 2);
   CHECK(with({"--target-step-time", "2s", "--target-time-to-train", "10d"}).code == 2);
 }
+
+TEST_CASE("interleaving needs at least pp micro-batches per step, in plans and in search",
+          "[search][rules]") {
+  // Megatron-Core (pipeline_parallel/schedules.py): microbatch_group_size_per_vp_stage lies in
+  // [pp, m], so fewer micro-batches than stages are refused; one micro-batch cannot beat p·T.
+  const auto r = test::run_cli({"plan", "--set", "parallel.schedule=interleaved", "--set",
+                                "parallel.virtual_stages=2", "--set", "training.global_batch=4"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("needs at least pp (4) micro-batches per step, this plan has 2") !=
+        std::string::npos);
+  // With as many micro-batches as stages it is accepted.
+  CHECK(test::run_cli({"plan", "--set", "parallel.schedule=interleaved", "--set",
+                       "parallel.virtual_stages=2", "--set", "training.global_batch=8"})
+            .code == 0);
+  // The search never proposes it.
+  const PlanInput base = test::load_text(R"([model]
+preset = "llama-3.1-8b"
+[training]
+seq_len = 4096
+global_batch = 16
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 2
+)")
+                             .input;
+  SearchOptions o;
+  o.top = 1000000;
+  const SearchResult found = search_layouts(base, o);
+  REQUIRE(!found.top.empty());
+  for (const Layout& l : found.top)
+    if (l.schedule == Schedule::interleaved) CHECK(l.grad_accum >= l.pp);
+}
