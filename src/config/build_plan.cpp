@@ -167,6 +167,15 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.trainable_params = in.number("training.trainable_params", 0);
   t.tokens = in.number("training.tokens", 0);
   t.loss = from_string(in.text("training.loss"), Loss::standard);
+  if (!given(r, "training.loss") && t.framework == Framework::pytorch && t.compile) {
+    // torchtitan compiles its loss with the model (components/loss.py, BaseLoss._maybe_compile:
+    // compile.enable with "loss" in compile.components, ["model", "loss"] by default; since
+    // bbb1b616e of 2025-04-02). Inductor fuses the fp32 upcast and the log-softmax into the
+    // reductions: it saves the 16-bit logits and a per-token log-sum-exp and writes a 16-bit
+    // gradient, as a fused cross-entropy kernel does.
+    t.loss = Loss::fused;
+    record_text(r, "training.loss", "fused");
+  }
   if (in.has("training.loss_dtype")) {
     t.loss_dtype = from_string(in.text("training.loss_dtype"), DType::fp32);
   } else {

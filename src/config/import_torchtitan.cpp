@@ -239,10 +239,23 @@ void import_torchtitan(const Value& doc, Sink& s) {
       activation_checkpoint(table, s);
     } else if (section == "compile") {
       for (const auto& [k, v] : table.fields) {
-        if (k == "enable")
+        if (k == "enable") {
           s.put("training.compile", v);
-        else
+        } else if (k == "components") {
+          // torchtitan compiles the loss only when "loss" is listed (components/loss.py,
+          // BaseLoss._maybe_compile); the plan's default under compile is the compiled loss.
+          if (v.type != Value::Type::array) {
+            s.error(v.origin,
+                    fmt::format("compile.components = {}: expected a list of names", shown(v)));
+            continue;
+          }
+          bool loss = false;
+          for (const Value& item : v.items)
+            loss = loss || (item.type == Value::Type::string && item.string == "loss");
+          if (!loss) s.put("training.loss", string_value("standard", v.origin));
+        } else {
           s.ignore("compile." + k, "");
+        }
       }
     } else if (section == "model") {
       model(table, s);

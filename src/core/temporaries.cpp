@@ -237,10 +237,21 @@ Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryMode
           // (stage_1_and_2.py; stage3.py _prepare_fp32_grad_for_sub_group does it one
           // sub_group_size = 1e9 elements at a time).
           if (in.parallel.zero >= 3) elements = std::min(elements, 1e9);
-          parts.add(V::term("grad_elements", elements, "gradient elements (≤ sub_group_size)") *
-                        V::term("bytes", 4 + dtype_bytes(in.training.grad_dtype),
-                                "B (fp32 copy + flattened 16-bit)"),
-                    "fp32 copy of the gradient partition for the update");
+          if (in.parallel.zero == 0 && in.training.precision == DType::fp16) {
+            // Without ZeRO, DeepSpeed's fp16 engine runs FP16_Optimizer
+            // (runtime/fp16/fused_optimizer.py, step): each 16-bit gradient is copied to
+            // fp32 (p.grad.to(fp32)) and the list flattened into the group's fp32 .grad, so
+            // per-parameter fp32 copies and their flat copy live together beside the
+            // 16-bit gradients.
+            parts.add(V::term("grad_elements", elements, "gradient elements") *
+                          V::term("bytes", 8, "B (fp32 copies + their flattened group)"),
+                      "fp32 copies of the gradients for the update (FP16_Optimizer)");
+          } else {
+            parts.add(V::term("grad_elements", elements, "gradient elements (≤ sub_group_size)") *
+                          V::term("bytes", 4 + dtype_bytes(in.training.grad_dtype),
+                                  "B (fp32 copy + flattened 16-bit)"),
+                      "fp32 copy of the gradient partition for the update");
+          }
         } else {
           parts.add(
               V::term("grad_elements", elements, "gradient elements") * V::term("bytes", 4, "B"),

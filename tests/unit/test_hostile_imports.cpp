@@ -304,7 +304,11 @@ TEST_CASE("hostile imports: torchtitan values are read, listed or refused, never
   REQUIRE(listed.error_count == 0);
   CHECK(text_of(listed, "training.precision") == "fp16");
   CHECK_THAT(listed.warnings, Catch::Contains("model.hf_assets_path"));
-  CHECK_THAT(listed.warnings, Catch::Contains("compile.components"));
+  // compile.components without "loss": the eager loss.
+  CHECK(text_of(listed, "training.loss") == "standard");
+  CHECK_THAT(import("torchtitan", "[compile]\ncomponents = \"model\"\n", "job.toml").errors,
+             Catch::Contains("job.toml:2:14: compile.components = \"model\": expected a list of "
+                             "names"));
   CHECK_THAT(listed.warnings, Catch::Contains("quantize.linear.float8.filter_fqns"));
   CHECK_THAT(listed.warnings, Catch::Contains("training.global_batch_size = -1"));
 }

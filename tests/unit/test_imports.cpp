@@ -204,3 +204,14 @@ TEST_CASE("emit → import round-trips: the emitted config gives the plan back",
   CHECK_THAT(ds.out, Catch::Contains("# not emitted: parallel.zero = 3"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("imports: torchtitan's compile.components without \"loss\" keeps the eager loss",
+          "[imports][loss]") {
+  const auto imported = load("torchtitan-compile-model-plan.toml");
+  CHECK(imported.input.training.compile);
+  CHECK(imported.input.training.framework == Framework::pytorch);
+  CHECK(imported.input.training.loss == Loss::standard);
+  // With the loss listed (torchtitan's default), the compiled loss: the fused kernel's memory.
+  const auto both = load("torchtitan.toml", {{"training.compile=true"}, ""});
+  CHECK(both.input.training.loss == Loss::fused);
+}

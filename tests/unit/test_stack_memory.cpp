@@ -381,3 +381,36 @@ TEST_CASE("search keeps the inferred stack and prints it with the best layout", 
   REQUIRE(r.code == 0);
   CHECK(r.out.find("--set training.framework=megatron\n") != std::string::npos);
 }
+
+TEST_CASE("torchtitan compiles its loss with the model: the 16-bit logits, no fp32 copy",
+          "[frameworks][loss]") {
+  const std::string plan = k_bf16_llama + "[parallel]\nzero = \"fsdp\"\n";
+  const PlanResult eager = test::plan_text(plan);
+  const PlanResult compiled = test::plan_text(plan, {"training.compile=true"});
+  CHECK(eager.input.training.loss == Loss::standard);
+  REQUIRE(compiled.input.training.loss == Loss::fused);
+  // Saved for backward: 2 B per logit + a 4 B log-sum-exp per token, not 4 B per logit.
+  const double tokens = 4096;
+  const double vocab = 128256;
+  CHECK(test::item_value(compiled, "logits") == Approx(tokens * (2 * vocab + 4)));
+  CHECK(test::item_value(eager, "logits") == Approx(tokens * 4 * vocab));
+  // Naming the loss wins; other stacks keep their own loss under compile.
+  const PlanResult named =
+      test::plan_text(plan, {"training.compile=true", "training.loss=standard"});
+  CHECK(named.input.training.loss == Loss::standard);
+  const PlanResult hf = test::plan_text(plan, {"training.compile=true", "training.framework=hf"});
+  CHECK(hf.input.training.loss == Loss::standard);
+}
+
+TEST_CASE("DeepSpeed's FP16_Optimizer copies every gradient to fp32, then flattens the copies",
+          "[frameworks][temporaries]") {
+  const PlanResult p =
+      test::plan_text(k_bf16_llama, {"training.framework=deepspeed", "training.precision=fp16",
+                                     "training.grad_dtype=fp16", "parallel.zero=0"});
+  const std::vector<LineItem> items = phase_ledger(p.input, 0, Phase::optimizer);
+  const LineItem* t = find_item(items, ItemId::temporaries);
+  REQUIRE(t);
+  // 8 B per gradient element: the per-parameter fp32 copies and the flat fp32 group.
+  CHECK(t->value == Approx(8.0 * test::item_value(p, "grads") / 2));
+  CHECK(t->formula.find("FP16_Optimizer") != std::string::npos);
+}
