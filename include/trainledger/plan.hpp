@@ -88,6 +88,12 @@ struct Verdict {
   Phase phase = Phase::backward;  // the phase of the worst stage's peak
 };
 
+// A plan whose estimate fits with the required headroom but whose band's upper end does not:
+// reports call it near, and check fails it.
+inline bool near_by_band(const Verdict& v) {
+  return v.fits && v.headroom >= v.required_headroom && !v.band_fits;
+}
+
 // Where a plan's inputs came from, as reports show it (the config layer's LoadedPlan gives it;
 // a plan built in code may leave it empty).
 struct PlanSource {
@@ -125,6 +131,10 @@ inline constexpr double k_default_confidence = 0.9;
 // Sets the plan's bands at `confidence` (0 < confidence < 1; 0 removes them) and the verdict's
 // band_fits against its required headroom. compute_plan applies the default confidence.
 void apply_bands(PlanResult& plan, double confidence);
+
+// The verdict as the gate gives it: against `capacity_bytes` (check --capacity; 0 keeps the
+// GPU's), with `required_headroom` kept free and bands at `confidence` (0 removes them).
+void judge(PlanResult& plan, double capacity_bytes, double required_headroom, double confidence);
 
 // The band on a peak of `peak_bytes` of which `measured_bytes` are measured, for a plan of
 // `input`'s family (search reports it for its layouts).

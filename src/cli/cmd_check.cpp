@@ -64,10 +64,7 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   c.limit = c.capacity * (1 - headroom);
   // The verdict against this capacity, and the band's upper end (docs/accuracy.md#bands): a
   // plan fits only when the band does; one whose estimate alone fits is near.
-  c.plan.verdict.limit_bytes = c.capacity;
-  c.plan.verdict.fits = c.plan.verdict.peak_bytes <= c.capacity;
-  c.plan.verdict.required_headroom = headroom;
-  apply_bands(c.plan, confidence);
+  judge(c.plan, c.capacity, headroom, confidence);
   const double peak = c.plan.verdict.peak_bytes;
   const double high = c.plan.verdict.peak_band.cases > 0 ? c.plan.verdict.peak_band.high : peak;
   c.status = peak > c.capacity                  ? Status::over

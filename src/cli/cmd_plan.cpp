@@ -53,8 +53,7 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
   const double confidence = config::parse_confidence_option(o.confidence);
   const double held = band_limit(memory_band(loaded.input, 1.0, 0.0, confidence), limit);
   MaxFit fit = find_max(loaded.input, knob, held, keep, max_value);
-  fit.plan.verdict.required_headroom = headroom;
-  apply_bands(fit.plan, confidence);
+  judge(fit.plan, 0, headroom, confidence);
   require_sound(fit.plan, loaded);
   const report::Options ro = report_options(o);
   const double unit = ro.units == report::MemUnits::gib ? k_gib : k_gb;
@@ -170,8 +169,8 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
                                fmt::format("{} ({})", loaded.input.model.name, loaded.source));
     return out ? k_exit_ok : k_exit_runtime;
   }
-  plan.verdict.required_headroom = config::parse_share_option("--headroom", o.headroom);
-  apply_bands(plan, config::parse_confidence_option(o.confidence));
+  judge(plan, 0, config::parse_share_option("--headroom", o.headroom),
+        config::parse_confidence_option(o.confidence));
   report::Options ro = report_options(o);
   if (!o.phase.empty()) {
     // Every stage's ledger in that phase instead of at its peak; the verdict stays the peak's.

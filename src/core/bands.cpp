@@ -131,4 +131,15 @@ void apply_bands(PlanResult& plan, double confidence) {
   }
 }
 
+void judge(PlanResult& plan, double capacity_bytes, double required_headroom, double confidence) {
+  Verdict& v = plan.verdict;
+  if (capacity_bytes > 0) {
+    v.limit_bytes = capacity_bytes;
+    v.fits = v.peak_bytes <= capacity_bytes;
+    v.headroom = (capacity_bytes - v.peak_bytes) / capacity_bytes;
+  }
+  v.required_headroom = required_headroom;
+  apply_bands(plan, confidence);
+}
+
 }  // namespace trainledger

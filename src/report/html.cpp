@@ -37,7 +37,7 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
                         xml_escape(memory_with_unit(v.peak_band.high, o.units)),
                         xml_escape(v.peak_band.family))
           : "";
-  const bool near = v.fits && v.headroom >= v.required_headroom && !v.band_fits;
+  const bool near = near_by_band(v);
   s += fmt::format(
       "<p class=\"verdict\" data-fits=\"{}\" data-bytes=\"{:.0f}\"{}>{}: worst rank is stage {}, "
       "{} phase, at {}{} of {}</p>\n",

@@ -211,7 +211,7 @@ std::string verdict_sentence(const PlanResult& plan, const std::string& unit_nam
                         100 * b.confidence, b.low / unit_bytes, b.high / unit_bytes, unit_name,
                         b.family, b.cases)
                   : "";
-  if (v.fits && v.headroom >= v.required_headroom && !v.band_fits) {
+  if (near_by_band(v)) {
     return fmt::format(
         "near: fits at the estimate, but not at its band's upper end (check fails it): worst rank "
         "is {} at {:.2f} of {:.2f} {} ({} free){}; over the limit of {:.2f} {} (capacity less "

@@ -84,4 +84,24 @@ double state_bytes(const PlanResult& plan, int stage) {
   return sum;
 }
 
+double predicted_memory(const PlanResult& plan, const std::string& kind, const std::string& stage) {
+  const std::size_t i = stage == "first"  ? 0
+                        : stage == "last" ? plan.stages.size() - 1
+                                          : static_cast<std::size_t>(plan.worst_stage);
+  const StageMemory& st = plan.stages[i];
+  double v = st.peak_bytes;
+  if (kind == "device") return v;
+  v -=
+      value_of(st.items, ItemId::overhead_cuda_context) + value_of(st.items, ItemId::overhead_nccl);
+  if (kind == "reserved") return v;
+  return v - value_of(st.items, ItemId::overhead_fragmentation);
+}
+
+double unit_bytes(const std::string& unit) {
+  if (unit == "GiB") return k_gib;
+  if (unit == "MiB") return 1024.0 * 1024;
+  if (unit == "MB") return 1e6;
+  return k_gb;
+}
+
 }  // namespace trainledger::test

@@ -36,6 +36,13 @@ double phase_value(const PlanResult& plan, const std::string& id, int stage, Pha
 // state, master copy and their variants), without activations and overheads.
 double state_bytes(const PlanResult& plan, int stage = 0);
 
+// What a reference case measured, from the plan: "device" (nvidia-smi: the peak total),
+// "reserved" (less the CUDA context and NCCL) or "allocated" (less the fragmentation reserve
+// too), on the stage the case names ("first", "last", else the worst).
+double predicted_memory(const PlanResult& plan, const std::string& kind, const std::string& stage);
+// Bytes per unit of a reference case ("GiB", "MiB", "MB", else GB).
+double unit_bytes(const std::string& unit);
+
 std::string source_path(const std::string& relative);
 std::string read_file(const std::string& path);
 

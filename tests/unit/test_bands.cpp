@@ -21,19 +21,6 @@ namespace {
 
 const std::string k_fsdp = "configs/plans/llama-3.1-8b-fsdp.toml";
 
-double predicted_memory(const PlanResult& p, const std::string& kind, const std::string& stage) {
-  const std::size_t i = stage == "first"  ? 0
-                        : stage == "last" ? p.stages.size() - 1
-                                          : static_cast<std::size_t>(p.worst_stage);
-  const StageMemory& st = p.stages[i];
-  double v = st.peak_bytes;
-  if (kind == "device") return v;
-  v -=
-      value_of(st.items, ItemId::overhead_cuda_context) + value_of(st.items, ItemId::overhead_nccl);
-  if (kind == "reserved") return v;
-  return v - value_of(st.items, ItemId::overhead_fragmentation);
-}
-
 double time_value(const PlanResult& p, const std::string& id) {
   for (const LineItem& i : p.time)
     if (i.id == id) return i.value;
@@ -44,13 +31,6 @@ double time_value(const PlanResult& p, const std::string& id) {
 PlanResult reference_plan(const std::string& relative) {
   const auto loaded = config::load_plan_file(test::source_path("tests/reference/" + relative), {});
   return test::plan_checked(loaded.input);
-}
-
-double unit_of(const std::string& u) {
-  if (u == "GiB") return k_gib;
-  if (u == "MiB") return 1024.0 * 1024;
-  if (u == "MB") return 1e6;
-  return k_gb;
 }
 
 }  // namespace
@@ -68,10 +48,10 @@ TEST_CASE("the band table is the reference set's residuals under this planner", 
     for (const auto& c : cases["cases"]) {
       const std::string rel = "memory/" + dir + "/" + c["plan"].get<std::string>();
       const PlanResult p = reference_plan(rel);
-      const double got =
-          predicted_memory(p, c["kind"], c.contains("stage") ? c["stage"].get<std::string>() : "");
+      const double got = test::predicted_memory(
+          p, c["kind"], c.contains("stage") ? c["stage"].get<std::string>() : "");
       expected["memory " + rel + " (" + c["kind"].get<std::string>() + ")"] =
-          c["measured"].get<double>() * unit_of(c["unit"]) / got;
+          c["measured"].get<double>() * test::unit_bytes(c["unit"]) / got;
     }
   }
   const auto groups =

@@ -21,26 +21,6 @@ using namespace trainledger;
 
 namespace {
 
-double predicted(const PlanResult& p, const std::string& kind, const std::string& stage) {
-  const std::size_t i = stage == "first"  ? 0
-                        : stage == "last" ? p.stages.size() - 1
-                                          : static_cast<std::size_t>(p.worst_stage);
-  const StageMemory& st = p.stages[i];
-  double v = st.peak_bytes;
-  auto value = [&](ItemId id) { return value_of(st.items, id); };
-  if (kind == "device") return v;
-  v -= value(ItemId::overhead_cuda_context) + value(ItemId::overhead_nccl);
-  if (kind == "reserved") return v;
-  return v - value(ItemId::overhead_fragmentation);
-}
-
-double unit_of(const std::string& u) {
-  if (u == "GiB") return k_gib;
-  if (u == "MiB") return 1024.0 * 1024;
-  if (u == "MB") return 1e6;
-  return k_gb;
-}
-
 struct Score {
   std::vector<double> errors;  // signed
   double median_abs() const {
@@ -85,9 +65,10 @@ TEST_CASE("peak memory against published measurements, by source", "[reference][
       const config::LoadedPlan loaded = config::load_plan_file(
           test::source_path("tests/reference/memory/" + dir + "/" + plan), {});
       const PlanResult p = test::plan_checked(loaded.input);  // the invariant checker
-      const double unit = unit_of(c["unit"]);
+      const double unit = test::unit_bytes(c["unit"]);
       const double measured = c["measured"].get<double>() * unit;
-      const double got = predicted(p, c["kind"], c.value("stage", std::string("worst")));
+      const double got =
+          test::predicted_memory(p, c["kind"], c.value("stage", std::string("worst")));
       const double error = (got - measured) / measured;
       CHECK(std::isfinite(error));
       multi_gpu += p.input.cluster.world_size() > 1 ? 1 : 0;
