@@ -4,9 +4,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "trainledger/items.hpp"
 #include "trainledger/plan_input.hpp"
 
 namespace trainledger {
@@ -77,6 +79,16 @@ struct Lever {
   std::int64_t grad_accum_before = 0;
   std::int64_t grad_accum_after = 0;
   bool fits = true;
+};
+
+// For one of the largest items of the worst stage: the change that frees the most memory on
+// that stage, if any does.
+struct Fix {
+  ItemId item = ItemId::params;
+  double bytes = 0;              // the item's size before
+  std::optional<Change> change;  // none: no single knob shrinks it
+  double freed_bytes = 0;        // on the worst stage
+  bool then_fits = false;        // the changed plan's worst peak is within `limit_bytes`
 };
 
 }  // namespace trainledger

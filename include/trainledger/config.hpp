@@ -65,6 +65,9 @@ struct LoadOptions {
   // --from KIND FILE: training configs to import (deepspeed, megatron, torchtitan), read from
   // the command line's paths.
   std::vector<std::pair<std::string, std::string>> imports = {};
+  // The caller varies the layout (search): the plan's layout keys are not validated but
+  // dropped (tp = pp = cp = ep = 1, dp the world); the stack is inferred from the plan as given.
+  bool free_layout = false;
 };
 
 // Loads a plan file from disk. Throws ConfigError on any invalid input.

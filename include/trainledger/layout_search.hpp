@@ -88,6 +88,10 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
 // Searches every layout; deterministic for any number of jobs.
 SearchResult search_layouts(const PlanInput& base, const SearchOptions& options);
 
+// A layout as plan settings ("parallel.tp=8", ..., "cluster.nodes=8"), for --set: every key the
+// layout sets, and the cluster it was searched on (nodes, and GPUs per node when not 8).
+std::vector<std::string> layout_settings(const Layout& l, int nodes, int gpus_per_node);
+
 // Ranking key: lower is better.
 double objective_value(const Layout& l, Objective o, int world);
 

@@ -73,7 +73,11 @@ struct Band {
 double band_limit(const Band& band, double limit);
 
 struct Verdict {
-  bool fits = true;
+  bool fits = true;  // every GPU: the worst stage's peak within the GPU's capacity
+  // Every host: the host memory per node (offloaded state, pinned buffers, the loader) within
+  // cluster.host_memory (true when no host capacity is given). A plan fits only when both do:
+  // plan_fits().
+  bool host_fits = true;
   // The band on the worst stage's peak, and whether its upper end fits in the capacity less the
   // required headroom (a plan that fits only at the estimate is "near": check fails it).
   Band peak_band;
@@ -88,10 +92,13 @@ struct Verdict {
   Phase phase = Phase::backward;  // the phase of the worst stage's peak
 };
 
+// A plan fits only when every GPU and every host does.
+inline bool plan_fits(const Verdict& v) { return v.fits && v.host_fits; }
+
 // A plan whose estimate fits with the required headroom but whose band's upper end does not:
 // reports call it near, and check fails it.
 inline bool near_by_band(const Verdict& v) {
-  return v.fits && v.headroom >= v.required_headroom && !v.band_fits;
+  return plan_fits(v) && v.headroom >= v.required_headroom && !v.band_fits;
 }
 
 // Where a plan's inputs came from, as reports show it (the config layer's LoadedPlan gives it;
@@ -120,6 +127,10 @@ struct PlanResult {
   // model has no activations; collectives with no bandwidth): `check --strict` fails on them.
   std::vector<std::string> guesses;
   std::vector<Lever> levers;  // filled on request (find_levers)
+  // For a plan that does not fit with its headroom (or only at the estimate, not at its band's
+  // upper end): the changes that free memory on the worst stage (find_fixes), filled on request
+  // as check does; the reports print them under the verdict.
+  std::vector<Fix> fixes;
   // Bands on time.step and on throughput.tokens_per_s_per_gpu (none without the time side).
   Band step_band;
   Band throughput_band;

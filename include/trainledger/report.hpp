@@ -65,6 +65,15 @@ std::string render_explain(const LineItem& item, const std::string& where, const
 // A change as the plan file would write it: "recompute = full", "global_batch 256 → 1024",
 // "tp 8 → 4, dp 2 → 4".
 std::string change_text(const Change& c);
+// What to change when the plan does not fit (or fits by less than its headroom, or not at its
+// band's upper end), one line each, plain text: the worst stage's largest items with the
+// change that frees the most (plan.fixes, as check prints them); when only the host is over,
+// the host's items with what shrinks each; and, when no single change fits, where to look next
+// (`trainledger search`). Empty for a plan that fits.
+std::vector<std::string> fix_lines(const PlanResult& plan, const std::string& unit_name,
+                                   double unit_bytes);
+// What shrinks one item of the host memory per node.
+std::string host_remedy(const PlanResult& plan, ItemId id);
 
 // `plan --emit megatron|deepspeed|torchtitan`: the settings that realise the plan in that stack
 // (a Megatron-LM argument list, a DeepSpeed JSON, a torchtitan TOML); what the stack cannot

@@ -25,16 +25,6 @@ std::optional<PlanInput> apply_valid(const PlanInput& in, const Change& c);
 // compute_plan(input)'s result (its time side is needed).
 std::vector<Lever> find_levers(const PlanResult& plan, int count = 3);
 
-// For one of the largest items of the worst stage: the change that frees the most memory on
-// that stage, if any does.
-struct Fix {
-  ItemId item = ItemId::params;
-  double bytes = 0;              // the item's size before
-  std::optional<Change> change;  // none: no single knob shrinks it
-  double freed_bytes = 0;        // on the worst stage
-  bool then_fits = false;        // the changed plan's worst peak is within `limit_bytes`
-};
-
 // The `count` largest items of the worst stage, each with its best change.
 std::vector<Fix> find_fixes(const PlanResult& plan, double limit_bytes, int count = 3);
 

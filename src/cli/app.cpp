@@ -6,12 +6,14 @@
 
 #include "files.hpp"
 #include "trainledger/invariants.hpp"
+#include "trainledger/layout_search.hpp"
 #include "trainledger/text.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <ostream>
+#include <thread>
 
 namespace trainledger::cli {
 
@@ -64,14 +66,97 @@ std::vector<std::pair<std::string, std::string>> imports_of(const std::vector<st
   return out;
 }
 
+namespace {
+
+// Whether --set changes the default plan's model or cluster but none of its layout: then the
+// default layout (made for Llama-3.1-70B on 64 GPUs) is the planner's, not the user's.
+bool model_without_layout(const std::vector<std::string>& sets) {
+  bool model = false;
+  for (const std::string& s : sets) {
+    const std::string key = s.substr(0, s.find('='));
+    if (key.rfind("parallel.", 0) == 0 || key == "training.micro_batch" ||
+        key == "training.grad_accum")
+      return false;
+    model = model || key.rfind("model.", 0) == 0 || key.rfind("cluster.", 0) == 0;
+  }
+  return model;
+}
+
+// The default plan for a model (or cluster) given without a layout, when the default layout
+// does not suit it: the fastest layout that fits, as `trainledger search` ranks them, and a
+// warning that says which (and why the default's did not do).
+config::LoadedPlan default_plan_for_model(const config::LoadOptions& lo,
+                                          const config::ConfigError& why) {
+  config::LoadOptions free = lo;
+  free.free_layout = true;
+  const config::LoadedPlan base = config::load_default_plan(free);
+  SearchOptions so;
+  so.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  so.confidence = k_default_confidence;
+  so.top = 1;
+  const SearchResult found = search_layouts(base.input, so);
+  if (found.top.empty()) {
+    // No layout fits: the plan as read without one (tp = pp = 1, dp the world), over its
+    // capacity, with the way to more GPUs.
+    config::LoadedPlan out = base;
+    out.warnings.insert(
+        out.warnings.begin(),
+        text::printable(
+            fmt::format("the default plan's layout does not suit {} on {} GPUs ({}), and no "
+                        "layout fits on them: shown with tp 1 · pp 1 · dp {}; trainledger search "
+                        "--fewest finds how many GPUs it needs",
+                        base.input.model.name,
+                        base.input.cluster.nodes * base.input.cluster.gpus_per_node,
+                        why.diagnostics().front().message, base.input.parallel.dp),
+            2048));
+    return out;
+  }
+  const Layout& l = found.top.front();
+  config::LoadOptions chosen = lo;
+  for (const std::string& s :
+       layout_settings(l, base.input.cluster.nodes, base.input.cluster.gpus_per_node))
+    chosen.sets.push_back(s);
+  // The stack the default plan's own layout implies (Megatron-style), as search keeps it.
+  chosen.sets.push_back("training.framework=\"" +
+                        std::string(to_string(base.input.training.framework)) + "\"");
+  config::LoadedPlan out = config::load_default_plan(chosen);
+  out.warnings.insert(
+      out.warnings.begin(),
+      text::printable(
+          fmt::format(
+              "the default plan's layout does not suit {} on {} GPUs ({}): this plan uses tp {} · "
+              "pp "
+              "{} · dp {}{}{} · ZeRO-{} · {} · micro-batch {}, the fastest layout that "
+              "fits (trainledger search); set parallel.* to choose another",
+              base.input.model.name, base.input.cluster.nodes * base.input.cluster.gpus_per_node,
+              why.diagnostics().front().message, l.tp, l.pp, l.dp,
+              l.cp > 1 ? fmt::format(" · cp {}", l.cp) : "",
+              l.ep > 1 ? fmt::format(" · ep {}", l.ep) : "", l.zero,
+              l.recompute == Recompute::none ? std::string("no recompute")
+                                             : fmt::format("{} recompute", to_string(l.recompute)),
+              l.micro_batch),
+          2048));
+  return out;
+}
+
+}  // namespace
+
 config::LoadedPlan load(const PlanOptions& o) {
   config::LoadOptions lo;
   lo.sets = o.sets;
   lo.calibration = o.calibration;
   lo.imports = imports_of(o.from);
+  lo.free_layout = o.free_layout;
   // --from without a plan: the imported config and --set alone, not the default plan's scenario.
   if (o.plan.empty() && !lo.imports.empty()) return config::load_plan_text("", "(--from)", "", lo);
-  if (o.plan.empty()) return config::load_default_plan(lo);
+  if (o.plan.empty()) {
+    try {
+      return config::load_default_plan(lo);
+    } catch (const config::ConfigError& e) {
+      if (o.free_layout || !o.choose_layout || !model_without_layout(o.sets)) throw;
+      return default_plan_for_model(lo, e);
+    }
+  }
   if (o.plan == "-") return config::load_plan_stream(std::cin, lo);
   return config::load_plan_file(o.plan, lo);
 }
@@ -247,6 +332,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_calibrate_command(app, calibrate_options, calibrate_import, calibrate_compare,
                         calibrate_probe);
 
+  // No arguments at all: the help, as `trainledger --help` prints it.
+  if (args.empty()) {
+    out << app.help();
+    return k_exit_ok;
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);

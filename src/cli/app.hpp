@@ -41,6 +41,10 @@ struct PlanOptions {
   std::string emit;                   // plan --emit megatron|deepspeed|torchtitan
   std::string chart = "memory";       // plan --format svg --chart NAME
   bool ascii = false;                 // plan: ASCII bars in the table
+  bool free_layout = false;           // search: the layout keys are not validated (LoadOptions)
+  // The default plan with a model (or cluster) but no layout from --set, when the default's
+  // layout does not suit it: the fastest layout that fits (search turns it off: it searches).
+  bool choose_layout = true;
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
 void add_from_option(CLI::App& sub, std::vector<std::string>& from);

@@ -67,11 +67,17 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   judge(c.plan, c.capacity, headroom, confidence);
   const double peak = c.plan.verdict.peak_bytes;
   const double high = c.plan.verdict.peak_band.cases > 0 ? c.plan.verdict.peak_band.high : peak;
-  c.status = peak > c.capacity                  ? Status::over
-             : peak > c.limit || high > c.limit ? Status::near
-                                                : Status::ok;
-  if (c.status != Status::ok)
+  // A plan fits only when every GPU and every host does: the host memory per node over
+  // cluster.host_memory is OVER, whatever the GPUs say.
+  c.status = peak > c.capacity || !c.plan.verdict.host_fits ? Status::over
+             : peak > c.limit || high > c.limit             ? Status::near
+                                                            : Status::ok;
+  // The GPU fixes, unless only the host is over (they would not help it: offloading more makes
+  // it worse; print_details says what does).
+  const bool only_host = c.plan.verdict.fits && !c.plan.verdict.host_fits;
+  if (c.status != Status::ok && !only_host)
     c.suggestions = find_fixes(c.plan, band_limit(c.plan.verdict.peak_band, c.limit));
+  c.plan.fixes = c.suggestions;
   // The loader's warnings (a guessed architecture, a count that differs from the published
   // one) and the planner's (no activations for a count-only model, step time not computed).
   c.warnings = c.loaded.warnings;
@@ -152,8 +158,18 @@ std::string headline(const Checked& c, double unit, const std::string& u) {
           (c.capacity - v.peak_bytes) / unit, u, 100 * (c.capacity - v.peak_bytes) / c.capacity,
           c.limit / unit, u);
     case Status::over:
-      return fmt::format("does not fit: stage {} needs {:.2f} {} of {:.2f} {}", v.worst_stage,
-                         v.peak_bytes / unit, u, c.capacity / unit, u);
+      if (v.peak_bytes <= c.capacity)
+        return fmt::format(
+            "does not fit: the host memory per node needs {:.2f} {} of {:.2f} {} "
+            "(cluster.host_memory); the GPUs fit",
+            c.plan.host.peak_bytes / unit, u, c.plan.host.capacity_bytes / unit, u);
+      return fmt::format("does not fit: stage {} needs {:.2f} {} of {:.2f} {}{}", v.worst_stage,
+                         v.peak_bytes / unit, u, c.capacity / unit, u,
+                         v.host_fits ? ""
+                                     : fmt::format("; the host memory per node {:.2f} {} of "
+                                                   "{:.2f} {}",
+                                                   c.plan.host.peak_bytes / unit, u,
+                                                   c.plan.host.capacity_bytes / unit, u));
     case Status::unsure:
       return fmt::format("fits, but the estimate rests on {} (--strict fails it): {}",
                          c.guesses.size() == 1 ? "a guess" : "guesses", c.guesses.front());
@@ -169,10 +185,27 @@ void print_details(const Checked& c, double unit, const std::string& u, double h
   const StageMemory& st = worst_stage(c.plan);
   const std::string where =
       fmt::format("stage {} ({}), {} phase", st.stage, st.role, to_string(st.peak_phase));
+  if (c.status == Status::over && v.peak_bytes <= c.capacity) {
+    // The GPUs fit; the host memory per node does not.
+    const HostMemory& h = c.plan.host;
+    out << fmt::format(
+        "\n{}: does not fit: the host memory per node needs {:.2f} {} of {:.2f} {} "
+        "(cluster.host_memory): {:.2f} {} over; the GPUs fit ({:.2f} {} of {:.2f} {} on {})\n",
+        c.name, h.peak_bytes / unit, u, h.capacity_bytes / unit, u,
+        (h.peak_bytes - h.capacity_bytes) / unit, u, v.peak_bytes / unit, u, c.capacity / unit, u,
+        where);
+    out << "  host memory per node, largest first:\n";
+    for (const std::string& line : report::fix_lines(c.plan, u, unit))
+      out << "    " << line << "\n";
+    return;
+  }
   if (c.status == Status::over) {
     out << fmt::format("\n{}: does not fit: {} needs {:.2f} {} of {:.2f} {}: {:.2f} {} over\n",
                        c.name, where, v.peak_bytes / unit, u, c.capacity / unit, u,
                        (v.peak_bytes - c.capacity) / unit, u);
+    if (!v.host_fits)
+      out << fmt::format("  and the host memory per node needs {:.2f} {} of {:.2f} {}\n",
+                         c.plan.host.peak_bytes / unit, u, c.plan.host.capacity_bytes / unit, u);
   } else if (v.peak_bytes <= c.limit) {
     out << fmt::format(
         "\n{}: fits at the estimate, {:.2f} {} on {}, but its {:.0f} % band ({:.2f}-{:.2f} {}, "
@@ -196,6 +229,9 @@ void print_details(const Checked& c, double unit, const std::string& u, double h
     out << fmt::format("    {:<26} {:>9.2f} {}  → {}\n", info(s.item).name, s.bytes / unit, u,
                        advice);
   }
+  // The same closing lines as the plan's reports: where to look when no single change fits.
+  const std::vector<std::string> lines = report::fix_lines(c.plan, u, unit);
+  for (std::size_t i = c.plan.fixes.size(); i < lines.size(); ++i) out << "  " << lines[i] << "\n";
 }
 
 nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headroom) {
@@ -218,22 +254,27 @@ nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headro
                              {"knob", s.change ? report::change_text(*s.change) : ""},
                              {"freed_bytes", bytes(s.freed_bytes)},
                              {"then_fits", s.then_fits}});
-    plans.push_back({{"plan", c.name},
-                     {"status", status_text(c.status)},
-                     {"fits", c.status == Status::ok},
-                     {"worst_stage", v.worst_stage},
-                     {"phase", std::string(to_string(v.phase))},
-                     {"peak_bytes", bytes(v.peak_bytes)},
-                     {"capacity_bytes", bytes(c.capacity)},
-                     {"limit_bytes", bytes(c.limit)},
-                     {"peak_band_bytes",
-                      v.peak_band.cases > 0
-                          ? nlohmann::ordered_json{bytes(v.peak_band.low), bytes(v.peak_band.high)}
-                          : nlohmann::ordered_json(nullptr)},
-                     {"confidence", v.peak_band.confidence},
-                     {"suggestions", suggestions},
-                     {"warnings", c.warnings},
-                     {"guesses", c.guesses}});
+    plans.push_back(
+        {{"plan", c.name},
+         {"status", status_text(c.status)},
+         {"fits", c.status == Status::ok},
+         {"worst_stage", v.worst_stage},
+         {"phase", std::string(to_string(v.phase))},
+         {"peak_bytes", bytes(v.peak_bytes)},
+         {"capacity_bytes", bytes(c.capacity)},
+         {"limit_bytes", bytes(c.limit)},
+         {"host_peak_bytes", bytes(c.plan.host.peak_bytes)},
+         {"host_capacity_bytes", c.plan.host.capacity_bytes > 0
+                                     ? nlohmann::ordered_json(bytes(c.plan.host.capacity_bytes))
+                                     : nlohmann::ordered_json(nullptr)},
+         {"host_fits", v.host_fits},
+         {"peak_band_bytes", v.peak_band.cases > 0 ? nlohmann::ordered_json{bytes(v.peak_band.low),
+                                                                            bytes(v.peak_band.high)}
+                                                   : nlohmann::ordered_json(nullptr)},
+         {"confidence", v.peak_band.confidence},
+         {"suggestions", suggestions},
+         {"warnings", c.warnings},
+         {"guesses", c.guesses}});
   }
   return {{"schema", "trainledger.check/1"},
           {"headroom", headroom},

@@ -136,11 +136,11 @@ int run_diff(const DiffOptions& o, std::ostream& out, std::ostream& /*err*/) {
     j["a"] = {{"plan", la.source},
               {"worst_stage", a.worst_stage},
               {"peak_bytes", a.verdict.peak_bytes},
-              {"fits", a.verdict.fits}};
+              {"fits", plan_fits(a.verdict)}};
     j["b"] = {{"plan", name_b},
               {"worst_stage", b.worst_stage},
               {"peak_bytes", b.verdict.peak_bytes},
-              {"fits", b.verdict.fits}};
+              {"fits", plan_fits(b.verdict)}};
     j["inputs"] = nlohmann::json::array();
     for (const auto& c : changed)
       j["inputs"].push_back({{"key", c[0]}, {"a", c[1]}, {"b", c[2]}, {"b_origin", c[3]}});
@@ -168,9 +168,9 @@ int run_diff(const DiffOptions& o, std::ostream& out, std::ostream& /*err*/) {
                      to_string(a.verdict.phase),
                      quantity_text(Quantity{b.verdict.peak_bytes, Unit::bytes}), b.worst_stage,
                      to_string(b.verdict.phase),
-                     a.verdict.fits == b.verdict.fits
-                         ? (b.verdict.fits ? "both fit" : "neither fits")
-                         : (b.verdict.fits ? "B fits, A does not" : "A fits, B does not"));
+                     plan_fits(a.verdict) == plan_fits(b.verdict)
+                         ? (plan_fits(b.verdict) ? "both fit" : "neither fits")
+                         : (plan_fits(b.verdict) ? "B fits, A does not" : "A fits, B does not"));
   out << "\nInputs that differ\n";
   if (changed.empty()) out << "  (none)\n";
   for (const auto& c : changed)

@@ -187,6 +187,14 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
     ro.phase = o.phase;
   }
   plan.levers = find_levers(plan);
+  // A plan that does not fit with its headroom (or not at its band's upper end) gets check's
+  // fixes; when only the host is over, the reports list the host's items instead.
+  const Verdict& v = plan.verdict;
+  const bool short_of_headroom = v.headroom < v.required_headroom || !v.band_fits;
+  if (!v.fits || (v.host_fits && short_of_headroom)) {
+    const double limit = v.limit_bytes * (1 - std::max(0.0, v.required_headroom));
+    plan.fixes = find_fixes(plan, band_limit(v.peak_band, limit));
+  }
   ro.chart = o.chart;
   // Bars: Unicode unless asked or the terminal's locale is not UTF-8; colour on a terminal
   // only, and never with NO_COLOR (no-color.org).

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -283,8 +284,74 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
   return sub;
 }
 
+// A --fix or --allow whose values no layout of this model on this world can take is refused
+// with the reason and the values that can, instead of an empty search ("no layout fits").
+// `world` is 0 when the search varies it (--fewest): only the model's rules apply then.
+void refuse_impossible(const PlanInput& base, int world, const std::vector<std::string>& fixes,
+                       const std::vector<std::string>& allows) {
+  const ModelSpec& m = base.model;
+  std::vector<Restriction> all;
+  for (const std::string& f : fixes) all.push_back(parse_restriction("--fix", f));
+  for (const std::string& a : allows) all.push_back(parse_restriction("--allow", a));
+  for (const Restriction& r : all) {
+    std::string rule;
+    std::function<bool(long long)> ok;
+    if (r.key == "tp") {
+      ok = [&](long long v) { return m.heads % v == 0 && (world == 0 || world % v == 0); };
+      rule = world > 0
+                 ? fmt::format("tp must divide model.heads ({}) and the {} GPUs", m.heads, world)
+                 : fmt::format("tp must divide model.heads ({})", m.heads);
+    } else if (r.key == "pp") {
+      ok = [&](long long v) { return v <= m.layers && (world == 0 || world % v == 0); };
+      rule = world > 0 ? fmt::format("pp must divide the {} GPUs and be at most model.layers ({})",
+                                     world, m.layers)
+                       : fmt::format("pp must be at most model.layers ({})", m.layers);
+    } else if (r.key == "cp") {
+      ok = [&](long long v) { return world == 0 || world % v == 0; };
+      rule = fmt::format("cp must divide the {} GPUs", world);
+    } else if (r.key == "ep") {
+      ok = [&](long long v) {
+        return v == 1 || (m.experts > 0 && m.experts % v == 0 && (world == 0 || world % v == 0));
+      };
+      rule = m.experts > 0
+                 ? fmt::format("ep must divide model.experts ({}) and the GPUs", m.experts)
+                 : std::string("ep > 1 needs a mixture-of-experts model");
+    } else {
+      continue;
+    }
+    std::vector<std::string> bad;
+    for (const std::string& v : r.values)
+      if (!ok(std::stoll(v))) bad.push_back(v);
+    if (bad.size() < r.values.size()) continue;  // some value can be taken
+    std::vector<std::string> can;
+    const long long top = world > 0 ? world : 1024;
+    for (long long v = 1; v <= top && can.size() < 12; ++v)
+      if (ok(v)) can.push_back(std::to_string(v));
+    usage_error(r.option, fmt::format("{} = {}: no layout can take it: {} (possible: {})", r.key,
+                                      fmt::join(bad, ","), rule, fmt::join(can, ", ")));
+  }
+}
+
+// The plan to search from. Its layout is what the search varies: when that layout is not valid
+// for the plan (a model given with --set on the default plan's layout), the plan is read
+// without it (LoadOptions::free_layout) rather than refused, and the note says why.
+config::LoadedPlan load_for_search(const PlanOptions& given, std::ostream& err) {
+  PlanOptions o = given;
+  o.choose_layout = false;
+  try {
+    return load(o);
+  } catch (const config::ConfigError& e) {
+    PlanOptions free = o;
+    free.free_layout = true;
+    config::LoadedPlan loaded = load(free);  // an error outside the layout is still refused
+    err << "trainledger search: note: the plan's own layout is not valid for it ("
+        << e.diagnostics().front().message << "); every layout is searched\n";
+    return loaded;
+  }
+}
+
 int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) {
-  const config::LoadedPlan loaded = load(o.plan);
+  const config::LoadedPlan loaded = load_for_search(o.plan, err);
   PlanInput base = loaded.input;
   if (base.model.count_only)
     usage_error("search",
@@ -336,6 +403,8 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
     set_world(base, o.gpus);
   }
   if (o.nodes > 0) base.cluster.nodes = o.nodes;
+  refuse_impossible(base, o.fewest ? 0 : base.cluster.nodes * base.cluster.gpus_per_node, o.fix,
+                    o.allow);
   const bool tty = !o.no_progress && o.format == "table" && isatty(2) != 0;
   if (tty)
     so.progress = [&err](std::int64_t done, std::int64_t total) {

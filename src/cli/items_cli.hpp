@@ -22,7 +22,7 @@ struct Quantity {
 // "throughput.tokens_per_s_per_gpu", "comm.tp"): memory items from the worst stage.
 inline std::optional<Quantity> quantity(const PlanResult& p, const std::string& id) {
   if (id == "peak") return Quantity{p.verdict.peak_bytes, Unit::bytes};
-  if (id == "fits") return Quantity{p.verdict.fits ? 1.0 : 0.0, Unit::count};
+  if (id == "fits") return Quantity{plan_fits(p.verdict) ? 1.0 : 0.0, Unit::count};
   const std::optional<ItemId> item = item_by_name(id);
   if (!item) return std::nullopt;
   for (const auto* list : {&p.time, &p.communication, &p.reliability})

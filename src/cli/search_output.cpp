@@ -104,20 +104,13 @@ nlohmann::json layout_json(const Layout& l, const Band& band) {
 }
 
 // The --set lines that give a layout (to paste into `trainledger plan`).
-std::string sets_of(const Layout& l) {
-  std::string s = fmt::format(
-      "--set parallel.tp={} --set parallel.pp={} --set parallel.dp={} --set parallel.cp={} "
-      "--set parallel.ep={} --set parallel.zero={} --set parallel.sequence_parallel={} "
-      "--set training.recompute={} --set training.micro_batch={}",
-      l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.sequence_parallel ? "true" : "false",
-      to_string(l.recompute), l.micro_batch);
-  if (l.pp > 1) s += fmt::format(" --set parallel.schedule={}", to_string(l.schedule));
-  if (l.schedule == Schedule::interleaved)
-    s += fmt::format(" --set parallel.virtual_stages={}", l.virtual_stages);
-  if (!l.stage_layers.empty())
-    s += fmt::format(" --set parallel.stage_layers=[{}]", fmt::join(l.stage_layers, ","));
-  if (l.shard > 0) s += fmt::format(" --set parallel.zero_shard_size={}", l.shard);
-  if (l.placement == 1) s += " --set 'parallel.placement=[\"tp\",\"cp\",\"pp\",\"dp\"]'";
+// The layout as --set options for the shell, the nodes it was searched on included.
+std::string sets_of(const Layout& l, const ClusterSpec& c) {
+  std::string s;
+  for (const std::string& set : layout_settings(l, c.nodes, c.gpus_per_node)) {
+    const bool quote = set.find_first_of("\"[]") != std::string::npos;
+    s += (s.empty() ? "--set " : " --set ") + (quote ? "'" + set + "'" : set);
+  }
   return s;
 }
 
@@ -187,8 +180,8 @@ void print_table(const SearchRun& run, const SearchOptions& so, const std::strin
       in.training.framework_basis.empty()
           ? ""
           : fmt::format(" --set training.framework={}", to_string(in.training.framework));
-  out << "\nThe best as plan settings:\n  trainledger plan ... " << sets_of(r.top.front()) << stack
-      << "\n";
+  out << "\nThe best as plan settings:\n  trainledger plan ... "
+      << sets_of(r.top.front(), in.cluster) << stack << "\n";
 }
 
 }  // namespace

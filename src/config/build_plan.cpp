@@ -353,12 +353,46 @@ CheckpointSpec build_checkpoint(const Reader& in) {
 
 }  // namespace
 
+void free_layout(Resolution& r, std::vector<Diagnostic>& errors) {
+  Reader in(r, errors);
+  if (in.text("training.framework") == "auto") {
+    auto [name, why] = infer_framework(r, in);
+    record_text(r, "training.framework", name);
+    r.framework_basis = why;
+  }
+  // The world stays the plan's: a plan that sized it by its layout (no cluster.nodes) keeps
+  // that many GPUs.
+  if (!in.has("cluster.nodes") && in.has("parallel.dp")) {
+    const std::int64_t needed = in.integer("parallel.tp", 1) * in.integer("parallel.pp", 1) *
+                                in.integer("parallel.cp", 1) * in.integer("parallel.dp", 1);
+    const std::int64_t gpn = in.integer("cluster.gpus_per_node");
+    if (needed > 0 && needed < gpn &&
+        r.settings.at("cluster.gpus_per_node").origin.what == "default") {
+      record(r, "cluster.gpus_per_node", needed);
+      record(r, "cluster.nodes", 1);
+    } else if (gpn > 0 && needed % gpn == 0 && needed / gpn <= 1000000) {
+      record(r, "cluster.nodes", std::max<std::int64_t>(1, needed / gpn));
+    }
+  }
+  for (const char* key :
+       {"parallel.tp", "parallel.pp", "parallel.dp", "parallel.cp", "parallel.ep",
+        "parallel.stage_layers", "parallel.virtual_stages", "parallel.sequence_parallel",
+        "parallel.zero_shard_size", "parallel.placement", "training.grad_accum"}) {
+    // Back to the built-in default, or to no value where the key has none (dp: the world).
+    const std::string k = key;
+    r.settings.erase(k);
+    const KeySpec* spec = find_key(k.substr(0, k.find('.')), k.substr(k.find('.') + 1));
+    if (spec)
+      if (auto d = default_setting(*spec)) r.settings[k] = *d;
+  }
+}
+
 void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors) {
   Reader in(r, errors);
   out.model = build_model(r, errors);
   out.cluster.gpu = build_gpu(r, errors);
   const bool sections_ok = errors.empty();
-  std::string framework_basis;
+  std::string framework_basis = r.framework_basis;
   if (in.text("training.framework") == "auto") {
     auto [name, why] = infer_framework(r, in);
     record_text(r, "training.framework", name);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <system_error>
 
@@ -43,6 +44,24 @@ std::optional<std::filesystem::path> opened_path(int fd, const std::filesystem::
   return real_path(name);
 }
 
+// Why a file could not be opened, in words a user acts on.
+std::string open_error(int err) {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return "no such file";
+    case EACCES:
+    case EPERM:
+      return "permission denied";
+    case ELOOP:
+      return "too many symbolic links";
+    case ENAMETOOLONG:
+      return "the name is too long";
+    default:
+      return std::strerror(err);
+  }
+}
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -55,28 +74,29 @@ struct Fd {
 std::optional<std::string> read_file_inside(const std::filesystem::path& path,
                                             const std::filesystem::path& root_in,
                                             std::uintmax_t limit, std::string& why) {
+  // Before opening: a name that is no regular file (once followed) is not opened at all.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    why = open_error(errno);
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    why = S_ISDIR(st.st_mode) ? "a directory, not a file"
+                              : "not a regular file (a device, a FIFO or a socket)";
+    return std::nullopt;
+  }
   std::filesystem::path root = root_in;
   if (root.empty()) root = path.parent_path();
   if (root.empty()) root = ".";
   const auto real_root = real_path(root);
   if (!real_root) {
-    why = "cannot read it";
-    return std::nullopt;
-  }
-  // Before opening: a name that is no regular file (once followed) is not opened at all.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    why = errno == ENOENT || errno == ENOTDIR ? "no such file" : "cannot read it";
-    return std::nullopt;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    why = "not a regular file";
+    why = "cannot resolve the folder it must be inside";
     return std::nullopt;
   }
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (f.fd < 0) {
-    why = "cannot read it";
+    why = open_error(errno);
     return std::nullopt;
   }
   struct stat opened {};
@@ -101,7 +121,8 @@ std::optional<std::string> read_file_inside(const std::filesystem::path& path,
     const ssize_t n = ::read(f.fd, buffer, sizeof buffer);
     if (n < 0) {
       if (errno == EINTR) continue;
-      why = "cannot read it";
+      why =
+          errno == EISDIR ? "a directory, not a file" : "a read error (" + open_error(errno) + ")";
       return std::nullopt;
     }
     if (n == 0) break;

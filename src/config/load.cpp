@@ -120,6 +120,7 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
   }
   Resolution r = resolve(&doc, name, base_dir, options.sets, errors,
                          options.calibration.empty() ? nullptr : &measured, options.imports);
+  if (options.free_layout && errors.empty()) free_layout(r, errors);
   if (!errors.empty()) {
     // Report the rules between values too, in the same run, except those that follow from an
     // error already reported: a rule naming a key whose value was rejected (it fell back to

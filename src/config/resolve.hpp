@@ -19,6 +19,8 @@ struct Resolution {
   // What the plan's numbers rest on that its inputs do not state (a guessed architecture):
   // also in `warnings`; `check --strict` fails on them.
   std::vector<std::string> guesses;
+  // Why training.framework was inferred (free_layout infers it before dropping the layout).
+  std::string framework_basis;
 };
 
 // Text of an embedded file ("configs/models/llama-2-7b.toml"), or nullptr.

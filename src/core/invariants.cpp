@@ -76,6 +76,11 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
     if (plan.verdict.fits != (plan.verdict.peak_bytes <= plan.verdict.limit_bytes))
       out.push_back("verdict: fits disagrees with peak and limit");
   }
+  if (plan.verdict.host_fits != plan.host.fits)
+    out.push_back("verdict: host_fits disagrees with the host memory");
+  if (plan.host.fits !=
+      (plan.host.capacity_bytes <= 0 || plan.host.peak_bytes <= plan.host.capacity_bytes))
+    out.push_back("host: fits disagrees with peak and capacity");
   check_items(plan.host.items, "host", out);
   if (std::fabs(sum_values(plan.host.items) - plan.host.peak_bytes) > 0.5)
     out.push_back("host: items do not sum to peak_bytes");

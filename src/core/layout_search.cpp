@@ -3,6 +3,8 @@
 // numbers-only storage, so the inner loop allocates nothing but a rule's rare message.
 #include "trainledger/layout_search.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -135,7 +137,8 @@ void evaluate_one(Layout& l, Worker& w, const PlanInput& base, double limit, Sli
   const PlanNumbers& nums = w.nums;
   l.peak_bytes = nums.verdict.peak_bytes;
   l.worst_stage = nums.worst_stage;
-  if (!(l.peak_bytes <= limit)) return;
+  // Kept only when every GPU and every host fits (cluster.host_memory).
+  if (!(l.peak_bytes <= limit) || !nums.verdict.host_fits) return;
   evaluate_time(w.in, w.nums, k_time_scope);
   l.grad_accum = nums.derived.grad_accum;
   l.step_s = item(nums.time, ItemId::time_step);
@@ -164,6 +167,29 @@ double objective_value(const Layout& l, Objective o, int world) {
       return l.step_s * world;  // GPU-seconds per step
   }
   return l.step_s;
+}
+
+std::vector<std::string> layout_settings(const Layout& l, int nodes, int gpus_per_node) {
+  std::vector<std::string> s = {
+      fmt::format("parallel.tp={}", l.tp),
+      fmt::format("parallel.pp={}", l.pp),
+      fmt::format("parallel.dp={}", l.dp),
+      fmt::format("parallel.cp={}", l.cp),
+      fmt::format("parallel.ep={}", l.ep),
+      fmt::format("parallel.zero={}", l.zero),
+      fmt::format("parallel.sequence_parallel={}", l.sequence_parallel ? "true" : "false"),
+      fmt::format("training.recompute={}", to_string(l.recompute)),
+      fmt::format("training.micro_batch={}", l.micro_batch)};
+  if (l.pp > 1) s.push_back(fmt::format("parallel.schedule={}", to_string(l.schedule)));
+  if (l.schedule == Schedule::interleaved)
+    s.push_back(fmt::format("parallel.virtual_stages={}", l.virtual_stages));
+  if (!l.stage_layers.empty())
+    s.push_back(fmt::format("parallel.stage_layers=[{}]", fmt::join(l.stage_layers, ",")));
+  if (l.shard > 0) s.push_back(fmt::format("parallel.zero_shard_size={}", l.shard));
+  if (l.placement == 1) s.push_back("parallel.placement=[\"tp\",\"cp\",\"pp\",\"dp\"]");
+  s.push_back(fmt::format("cluster.nodes={}", nodes));
+  if (gpus_per_node != 8) s.push_back(fmt::format("cluster.gpus_per_node={}", gpus_per_node));
+  return s;
 }
 
 PlanInput with_layout(const PlanInput& base, const Layout& l) {

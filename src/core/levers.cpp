@@ -61,7 +61,7 @@ std::vector<Lever> find_levers(const PlanResult& plan, int count) {
     if (!changed) continue;  // breaks a rule (a divisibility rule): not a lever
     evaluate(*changed, r, PlanScope{true, false, false});  // the verdict and the time only
     const double after = value_of(r.time, ItemId::throughput_tokens_per_s_per_gpu);
-    if (after <= before * 1.005 || !r.verdict.fits || r.verdict.peak_bytes > limit) continue;
+    if (after <= before * 1.005 || !plan_fits(r.verdict) || r.verdict.peak_bytes > limit) continue;
     Lever l;
     l.change = c;
     l.throughput_before = before;
@@ -73,7 +73,7 @@ std::vector<Lever> find_levers(const PlanResult& plan, int count) {
     l.global_batch_after = r.derived.global_batch;
     l.grad_accum_before = plan.derived.grad_accum;
     l.grad_accum_after = r.derived.grad_accum;
-    l.fits = r.verdict.fits;
+    l.fits = plan_fits(r.verdict);
     out.push_back(l);
   }
   std::stable_sort(out.begin(), out.end(), [](const Lever& a, const Lever& b) {

@@ -239,6 +239,7 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
   r.host.peak_bytes = host.peak_bytes;
   r.host.capacity_bytes = input.cluster.host_memory;
   r.host.fits = r.host.capacity_bytes <= 0 || r.host.peak_bytes <= r.host.capacity_bytes;
+  r.verdict.host_fits = r.host.fits;
   if (scope.time) {
     const StagePlace pace = place_of(layers, pace_stage(input, layers));
     Comm<Expr> comm =
@@ -286,6 +287,8 @@ void evaluate(const PlanInput& input, PlanNumbers& out, const PlanScope& scope) 
   const HostOf<Num> host = host_memory<Num>(input, out.derived, worst.items, out.offloaded);
   out.host = host.items;
   out.host_peak_bytes = host.peak_bytes;
+  out.verdict.host_fits =
+      input.cluster.host_memory <= 0 || host.peak_bytes <= input.cluster.host_memory;
   out.comm = CommResults{};
   out.communication.clear();
   out.time.clear();

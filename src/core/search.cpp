@@ -49,7 +49,9 @@ struct Probe {
     return numbers;
   }
   PlanResult full(std::int64_t value) const { return compute_plan(input_at(value)); }
-  bool fits(const PlanNumbers& r) const { return r.verdict.peak_bytes <= limit; }
+  bool fits(const PlanNumbers& r) const {
+    return r.verdict.peak_bytes <= limit && r.verdict.host_fits;
+  }
 };
 
 // The micro-batches to try with the global batch kept, ascending: the divisors of

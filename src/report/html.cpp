@@ -4,6 +4,7 @@
 
 #include "charts.hpp"
 #include "format.hpp"
+#include "rows.hpp"
 
 namespace trainledger::report {
 
@@ -40,15 +41,27 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
   const bool near = near_by_band(v);
   s += fmt::format(
       "<p class=\"verdict\" data-fits=\"{}\" data-bytes=\"{:.0f}\"{}>{}: worst rank is stage {}, "
-      "{} phase, at {}{} of {}</p>\n",
-      v.fits ? "true" : "false", v.peak_bytes,
+      "{} phase, at {}{} of {}{}</p>\n",
+      plan_fits(v) ? "true" : "false", v.peak_bytes,
       v.peak_band.cases > 0 ? fmt::format(" data-band-high=\"{:.0f}\"", v.peak_band.high) : "",
-      !v.fits ? "DOES NOT FIT"
-      : near  ? "near (fits at the estimate, not at the band's upper end)"
-              : "fits",
+      !v.fits        ? "DOES NOT FIT"
+      : !v.host_fits ? "DOES NOT FIT (host memory per node)"
+      : near         ? "near (fits at the estimate, not at the band's upper end)"
+                     : "fits",
       plan.worst_stage, to_string(worst.peak_phase),
       xml_escape(memory_with_unit(v.peak_bytes, o.units)), band,
-      xml_escape(memory_with_unit(static_cast<double>(in.cluster.gpu.memory_bytes), o.units)));
+      xml_escape(memory_with_unit(static_cast<double>(in.cluster.gpu.memory_bytes), o.units)),
+      v.host_fits ? ""
+                  : fmt::format("; the host memory per node needs {} of {} (cluster.host_memory)",
+                                xml_escape(memory_with_unit(plan.host.peak_bytes, o.units)),
+                                xml_escape(memory_with_unit(plan.host.capacity_bytes, o.units))));
+  const std::vector<std::string> fixes =
+      fix_lines(plan, memory_unit_name(o.units), o.units == MemUnits::gib ? k_gib : k_gb);
+  if (!fixes.empty()) {
+    s += "<p>To make it fit:</p>\n<ul class=\"fixes\">\n";
+    for (const std::string& f : fixes) s += "<li>" + xml_escape(f) + "</li>\n";
+    s += "</ul>\n";
+  }
   s += "<h2>Memory</h2>\n" + chart_memory(plan, o.units) + chart_phases(plan, o.units);
   s += "<h2>The step</h2>\n" + chart_step(plan);
   s += "<h2>Pipeline schedule</h2>\n" + chart_schedule(plan);

@@ -307,15 +307,19 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
   j["communication"] = {{"items", items_json(plan.communication)}};
   j["time"] = {{"items", items_json(plan.time)}};
   j["reliability"] = {{"items", items_json(plan.reliability)}};
-  j["verdict"] = {{"fits", plan.verdict.fits},
-                  {"peak_bytes", number(plan.verdict.peak_bytes, Unit::bytes)},
-                  {"limit_bytes", number(plan.verdict.limit_bytes, Unit::bytes)},
-                  {"headroom", plan.verdict.headroom},
-                  {"required_headroom", plan.verdict.required_headroom},
-                  {"fits_with_headroom",
-                   plan.verdict.fits && plan.verdict.headroom >= plan.verdict.required_headroom},
-                  {"worst_stage", plan.verdict.worst_stage},
-                  {"phase", std::string(to_string(plan.verdict.phase))}};
+  // fits: every GPU and every host; gpus_fit and host_fits say which failed.
+  j["verdict"] = {
+      {"fits", plan_fits(plan.verdict)},
+      {"gpus_fit", plan.verdict.fits},
+      {"host_fits", plan.verdict.host_fits},
+      {"peak_bytes", number(plan.verdict.peak_bytes, Unit::bytes)},
+      {"limit_bytes", number(plan.verdict.limit_bytes, Unit::bytes)},
+      {"headroom", plan.verdict.headroom},
+      {"required_headroom", plan.verdict.required_headroom},
+      {"fits_with_headroom",
+       plan_fits(plan.verdict) && plan.verdict.headroom >= plan.verdict.required_headroom},
+      {"worst_stage", plan.verdict.worst_stage},
+      {"phase", std::string(to_string(plan.verdict.phase))}};
   // The bands (docs/accuracy.md#bands): null when none was made (--confidence off).
   const Band& pb = plan.verdict.peak_band;
   j["verdict"]["confidence"] = pb.cases > 0 ? json(pb.confidence) : json(nullptr);
@@ -352,6 +356,16 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
                       {"fits", l.fits}});
   }
   j["levers"] = levers;
+  // What would make a plan fit that does not (docs/json-schema.md): the worst stage's largest
+  // items with the change that frees the most, as check's suggestions.
+  json fixes = json::array();
+  for (const Fix& f : plan.fixes)
+    fixes.push_back({{"id", std::string(info(f.item).name)},
+                     {"bytes", number(f.bytes, Unit::bytes)},
+                     {"knob", f.change ? change_text(*f.change) : ""},
+                     {"freed_bytes", number(f.freed_bytes, Unit::bytes)},
+                     {"then_fits", f.then_fits}});
+  j["fixes"] = fixes;
   json warnings = json::array();
   for (const std::string& w : loaded.warnings) warnings.push_back(w);
   for (const std::string& w : plan.warnings) warnings.push_back(w);

@@ -151,6 +151,12 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
   out += "\n" + host_line(plan, u);
   out += "\n**Verdict:** " +
          verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";
+  const std::vector<std::string> fixes =
+      fix_lines(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb);
+  if (!fixes.empty()) {
+    out += "\n**To make it fit**:\n\n";
+    for (const std::string& f : fixes) out += "- " + text::markdown(f) + "\n";
+  }
   out += basis_section(plan, u);
   out += host_section(plan, u);
   out += time_section(plan, u);

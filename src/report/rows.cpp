@@ -195,6 +195,68 @@ Comparable comparable(const StageMemory& stage) {
   return c;
 }
 
+std::string host_remedy(const PlanResult& plan, ItemId id) {
+  switch (id) {
+    case ItemId::host_offload:
+      return "offload less (parallel.offload), or shard it over more GPUs (more nodes, a higher "
+             "ZeRO stage)";
+    case ItemId::host_checkpoint_staging:
+      return plan.input.checkpoint.format == CheckpointFormat::gathered
+                 ? "save sharded (checkpoint.format = \"sharded\"): the first node no longer "
+                   "gathers the whole checkpoint"
+                 : "more nodes: each node stages its share of the checkpoint";
+    case ItemId::host_data_workers:
+      return "fewer or leaner data-loader workers (training.data_workers, "
+             "training.data_worker_memory)";
+    case ItemId::host_runtime:
+      return "less per rank (cluster.host_process_memory)";
+    default:
+      return "more host memory per node (cluster.host_memory)";
+  }
+}
+
+std::vector<std::string> fix_lines(const PlanResult& plan, const std::string& unit_name,
+                                   double unit_bytes) {
+  const Verdict& v = plan.verdict;
+  std::vector<std::string> out;
+  const bool near = near_by_band(v) || (plan_fits(v) && v.headroom < v.required_headroom);
+  if (plan_fits(v) && !near) return out;
+  if (v.fits && !v.host_fits) {
+    std::vector<LineItem> items = plan.host.items;
+    std::stable_sort(items.begin(), items.end(),
+                     [](const LineItem& a, const LineItem& b) { return a.value > b.value; });
+    for (const LineItem& i : items)
+      out.push_back(fmt::format("{} {:.2f} {} → {}", i.id, i.value / unit_bytes, unit_name,
+                                host_remedy(plan, i.item)));
+    out.push_back(
+        fmt::format("or more host memory per node: cluster.host_memory = \"{:.0f} "
+                    "GiB\" holds it",
+                    std::ceil(plan.host.peak_bytes / (1024.0 * 1024 * 1024))));
+    return out;
+  }
+  bool one_fits = false;
+  for (const Fix& f : plan.fixes) {
+    one_fits = one_fits || f.then_fits;
+    out.push_back(f.change
+                      ? fmt::format("{} {:.2f} {} → {} frees {:.2f} {} on stage {}{}",
+                                    info(f.item).name, f.bytes / unit_bytes, unit_name,
+                                    change_text(*f.change), f.freed_bytes / unit_bytes, unit_name,
+                                    v.worst_stage, f.then_fits ? " (then it fits)" : "")
+                      : fmt::format("{} {:.2f} {} → no single knob shrinks it", info(f.item).name,
+                                    f.bytes / unit_bytes, unit_name));
+  }
+  if (!one_fits)
+    out.push_back(
+        "no single change fits: trainledger search, with this plan and its --set options, tries "
+        "every layout on the cluster (--nodes N for more GPUs, --fewest for the fewest GPUs that "
+        "fit)");
+  if (!v.host_fits)
+    out.push_back(fmt::format("and the host memory per node: {:.2f} of {:.2f} {}",
+                              plan.host.peak_bytes / unit_bytes,
+                              plan.host.capacity_bytes / unit_bytes, unit_name));
+  return out;
+}
+
 std::string verdict_sentence(const PlanResult& plan, const std::string& unit_name,
                              double unit_bytes) {
   const Verdict& v = plan.verdict;
@@ -211,6 +273,18 @@ std::string verdict_sentence(const PlanResult& plan, const std::string& unit_nam
                         100 * b.confidence, b.low / unit_bytes, b.high / unit_bytes, unit_name,
                         b.family, b.cases)
                   : "";
+  if (v.fits && !v.host_fits) {
+    const HostMemory& h = plan.host;
+    return fmt::format(
+               "does NOT fit: the host memory per node needs {:.2f} of {:.2f} {} ({:.2f} {} over; "
+               "cluster.host_memory); the GPUs fit: worst rank is {} at {:.2f} of {:.2f} {} ({} "
+               "free)",
+               h.peak_bytes / unit_bytes, h.capacity_bytes / unit_bytes, unit_name,
+               (h.peak_bytes - h.capacity_bytes) / unit_bytes, unit_name, where,
+               v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes, unit_name,
+               format_percent(v.headroom)) +
+           band;
+  }
   if (near_by_band(v)) {
     return fmt::format(
         "near: fits at the estimate, but not at its band's upper end (check fails it): worst rank "
@@ -235,10 +309,16 @@ std::string verdict_sentence(const PlanResult& plan, const std::string& unit_nam
                        format_percent(v.headroom)) +
            band;
   }
+  const HostMemory& h = plan.host;
+  const std::string host =
+      v.host_fits
+          ? ""
+          : fmt::format("; the host memory per node too: {:.2f} of {:.2f} {}",
+                        h.peak_bytes / unit_bytes, h.capacity_bytes / unit_bytes, unit_name);
   return fmt::format("does NOT fit: {} needs {:.2f} of {:.2f} {} ({:.2f} {} over)", where,
                      v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes, unit_name,
                      (v.peak_bytes - v.limit_bytes) / unit_bytes, unit_name) +
-         band;
+         band + host;
 }
 
 }  // namespace trainledger::report

@@ -233,6 +233,12 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
   out += host_line(plan, u);
   out += "\nVerdict: " +
          verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";
+  const std::vector<std::string> fixes =
+      fix_lines(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb);
+  if (!fixes.empty()) {
+    out += "To make it fit:\n";
+    for (const std::string& f : fixes) out += "  " + f + "\n";
+  }
   out += time_section(plan, u);
   for (const std::string& w : loaded.warnings) out += "warning: " + w + "\n";
   for (const std::string& w : plan.warnings) out += "warning: " + w + "\n";

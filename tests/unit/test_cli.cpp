@@ -111,9 +111,14 @@ TEST_CASE("invalid input exits 2 with the message on stderr and nothing on stdou
 
   const auto bad_format = run_cli({"plan", "--format", "yaml"});
   CHECK(bad_format.code == 2);
+}
 
-  const auto no_command = run_cli({});
-  CHECK(no_command.code == 2);
+TEST_CASE("trainledger with no arguments prints the help, as --help does", "[cli]") {
+  const auto none = run_cli({});
+  CHECK(none.code == 0);
+  CHECK(none.err.empty());
+  CHECK(none.out == run_cli({"--help"}).out);
+  CHECK(none.out.find("Subcommands:") != std::string::npos);
 }
 
 TEST_CASE("help documents the commands and exit codes; --version prints the version", "[cli]") {

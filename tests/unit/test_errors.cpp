@@ -231,10 +231,19 @@ TEST_CASE("untrusted files: only regular files, bounded, inside the plan's folde
   CHECK(zero.code == 2);
   CHECK(zero.out.empty());
   CHECK(zero.err ==
-        "trainledger: error: /dev/zero: cannot read the plan file: not a regular file\n");
+        "trainledger: error: /dev/zero: cannot read the plan file: not a regular file (a device, a "
+        "FIFO or a socket)\n");
   const auto dir =
       trainledger::test::run_cli({"plan", trainledger::test::source_path("tests/data")});
   CHECK(dir.code == 2);
+  CHECK(dir.err.find("cannot read the plan file: a directory, not a file") != std::string::npos);
+  // A missing file, also in a folder that does not exist, says so.
+  for (const char* missing : {"no-such-plan.toml", "no-such-folder/plan.toml"}) {
+    const auto r = trainledger::test::run_cli({"plan", missing});
+    CHECK(r.code == 2);
+    CHECK(r.err == std::string("trainledger: error: ") + missing +
+                       ": cannot read the plan file: no such file\n");
+  }
   // A config.json outside the plan's folder is not read, and nothing of it is echoed.
   const auto outside = trainledger::test::load_errors(
       "[model]\nhf_config = \"../../../../../../etc/passwd\"\n"

@@ -70,7 +70,7 @@ TEST_CASE("JSON: base units, integer bytes, stable key order, stage totals", "[r
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schema", "version", "plan", "inputs", "origins",
                                          "derived", "memory", "host", "communication", "time",
-                                         "reliability", "verdict", "levers", "warnings"});
+                                         "reliability", "verdict", "levers", "fixes", "warnings"});
   const auto& stages = j["memory"]["stages"];
   REQUIRE(stages.size() == 4);
   CHECK(stages[0]["role"] == "first");

@@ -1,0 +1,258 @@
+// What a new user meets first: a plan fits only when its GPUs and its hosts do, a plan that
+// does not fit says what to change, a model given without a layout gets one, search never
+// refuses the layout it is about to vary, and files and pipes fail with the reason.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "helpers.hpp"
+#include "trainledger/layout_search.hpp"
+
+namespace fs = std::filesystem;
+using trainledger::test::run_cli;
+
+namespace {
+
+// ZeRO-3 with the optimizer state on the host: the GPUs hold 35 GiB of 80, a node's host
+// memory needs 233 GiB (offloaded state, checkpoint staging, the ranks' processes).
+const std::string k_offload =
+    "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 4096\n[parallel]\nzero = 3\n"
+    "offload = \"optimizer\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+
+fs::path write_plan(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / "trainledger-first-hour";
+  fs::create_directories(dir);
+  const fs::path p = dir / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a plan whose GPUs fit but whose host memory does not is not a plan that fits",
+          "[first-hour][host]") {
+  const trainledger::PlanResult small =
+      trainledger::test::plan_text(k_offload + "host_memory = \"128 GiB\"\n");
+  REQUIRE(small.verdict.fits);  // every GPU fits
+  CHECK_FALSE(small.verdict.host_fits);
+  CHECK_FALSE(trainledger::plan_fits(small.verdict));
+  CHECK_FALSE(trainledger::near_by_band(small.verdict));
+  const trainledger::PlanResult big =
+      trainledger::test::plan_text(k_offload + "host_memory = \"2 TiB\"\n");
+  CHECK(trainledger::plan_fits(big.verdict));
+  // No host capacity given: the host is not judged.
+  CHECK(trainledger::plan_fits(trainledger::test::plan_text(k_offload).verdict));
+
+  const std::string plan = write_plan("offload.toml", k_offload + "host_memory = \"128 GiB\"\n");
+  const auto table = run_cli({"plan", plan.c_str()});
+  CHECK(table.code == 0);
+  CHECK(table.out.find("Verdict: does NOT fit: the host memory per node needs 233.41 of 128.00 "
+                       "GiB") != std::string::npos);
+  CHECK(table.out.find("Verdict: fits") == std::string::npos);
+  // What shrinks the host, largest item first, and the capacity that would hold it.
+  CHECK(table.out.find("host.offload 119.66 GiB → offload less") != std::string::npos);
+  CHECK(table.out.find("cluster.host_memory = \"234 GiB\" holds it") != std::string::npos);
+
+  const auto json = run_cli({"plan", plan.c_str(), "--format", "json"});
+  const auto v = nlohmann::json::parse(json.out)["verdict"];
+  CHECK(v["fits"] == false);
+  CHECK(v["gpus_fit"] == true);
+  CHECK(v["host_fits"] == false);
+  CHECK(v["fits_with_headroom"] == false);
+
+  const auto html = run_cli({"plan", plan.c_str(), "--format", "html"});
+  CHECK(html.out.find("data-fits=\"false\"") != std::string::npos);
+  CHECK(html.out.find("DOES NOT FIT (host memory per node)") != std::string::npos);
+
+  const auto check = run_cli({"check", plan.c_str()});
+  CHECK(check.code == 1);
+  CHECK(check.out.find("OVER") != std::string::npos);
+  CHECK(check.out.find("the host memory per node needs 233.41 GiB of 128.00 GiB") !=
+        std::string::npos);
+  const auto check_json = run_cli({"check", plan.c_str(), "--format", "json"});
+  CHECK(check_json.code == 1);
+  const auto c = nlohmann::json::parse(check_json.out)["plans"][0];
+  CHECK(c["status"] == "OVER");
+  CHECK(c["host_fits"] == false);
+  CHECK(c["host_capacity_bytes"] == 128LL << 30);
+  CHECK(c["host_peak_bytes"].get<double>() > c["host_capacity_bytes"].get<double>());
+  // With room on the host, the same plan passes the gate.
+  const auto roomy = run_cli({"check", plan.c_str(), "--set", "cluster.host_memory=2 TiB"});
+  CHECK(roomy.code == 0);
+}
+
+TEST_CASE("search keeps only layouts whose host memory fits", "[first-hour][host][search]") {
+  const trainledger::config::LoadedPlan loaded =
+      trainledger::test::load_text(k_offload + "host_memory = \"128 GiB\"\n");
+  trainledger::SearchOptions so;
+  so.space.zero = {3};
+  so.jobs = 2;
+  const trainledger::SearchResult r = trainledger::search_layouts(loaded.input, so);
+  // Every layout offloads the same optimizer state to one node's host: none fits.
+  CHECK(r.valid > 0);
+  CHECK(r.fitting == 0);
+  trainledger::PlanInput roomy = loaded.input;
+  roomy.cluster.host_memory = 2.0 * (1LL << 40);
+  CHECK(trainledger::search_layouts(roomy, so).fitting > 0);
+}
+
+TEST_CASE("plan prints the fixes check prints, and points to search when none is enough",
+          "[first-hour][fixes]") {
+  // Llama-3.1-405B on 64 GPUs with the default layout's tp 8 and ZeRO-1: 284 GiB per GPU.
+  const std::vector<std::string> sets = {
+      "plan",  "--set",        "model.preset=llama-3.1-405b", "--set", "parallel.pp=2",
+      "--set", "parallel.dp=4"};
+  const auto table = run_cli(sets);
+  CHECK(table.code == 0);
+  CHECK(table.out.find("To make it fit:\n  grads ") != std::string::npos);
+  CHECK(table.out.find("no single change fits: trainledger search") != std::string::npos);
+  auto md_args = sets;
+  md_args.insert(md_args.end(), {"--format", "markdown"});
+  const auto md = run_cli(md_args);
+  CHECK(md.out.find("**To make it fit**") != std::string::npos);
+  auto json_args = sets;
+  json_args.insert(json_args.end(), {"--format", "json"});
+  const auto j = nlohmann::json::parse(run_cli(json_args).out);
+  REQUIRE(j["fixes"].size() == 3);
+  CHECK(j["fixes"][0]["id"] == "grads");
+  CHECK(j["fixes"][0]["knob"] == "zero 1 → 2");
+  CHECK(j["fixes"][0]["then_fits"] == false);
+  // A fix that is enough says so; the default plan, which fits, lists none.
+  const auto near = run_cli({"plan", "--set", "parallel.zero=0", "--format", "json"});
+  const auto n = nlohmann::json::parse(near.out);
+  CHECK(n["verdict"]["fits"] == true);
+  bool then_fits = false;
+  for (const auto& f : n["fixes"]) then_fits = then_fits || f["then_fits"] == true;
+  CHECK(then_fits);
+  CHECK(nlohmann::json::parse(run_cli({"plan", "--format", "json"}).out)["fixes"].empty());
+  // check prints the same pointer when no single change is enough.
+  auto check_args = sets;
+  check_args[0] = "check";
+  check_args.insert(check_args.begin() + 1, "default");
+  const auto check = run_cli(check_args);
+  CHECK(check.code == 1);
+  CHECK(check.out.find("no single change fits: trainledger search") != std::string::npos);
+}
+
+TEST_CASE("a model given without a layout gets a valid one, and the plan says which",
+          "[first-hour][layout]") {
+  // Qwen2.5-7B has 28 heads: the default plan's tp 8 does not divide them.
+  const auto r = run_cli({"plan", "--set", "model.preset=qwen2.5-7b", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const int tp = j["inputs"]["parallel"]["tp"];
+  CHECK(28 % tp == 0);
+  CHECK(j["verdict"]["fits"] == true);
+  bool said = false;
+  for (const auto& w : j["warnings"])
+    said = said || w.get<std::string>().find(
+                       "the default plan's layout does not suit Qwen2.5-7B "
+                       "on 64 GPUs (parallel.tp (8) must divide "
+                       "model.heads (28))") != std::string::npos;
+  CHECK(said);
+  // The same model with the layout given is the user's layout, refused when it is invalid.
+  const auto mine = run_cli({"plan", "--set", "model.preset=qwen2.5-7b", "--set", "parallel.tp=8"});
+  CHECK(mine.code == 2);
+  CHECK(mine.err.find("parallel.tp (8) must divide model.heads (28)") != std::string::npos);
+  // A model that fits no layout of the cluster is shown over, with the way to more GPUs.
+  const auto huge =
+      run_cli({"plan", "--set", "model.preset=llama-3.1-405b", "--set", "cluster.nodes=1"});
+  CHECK(huge.code == 0);
+  CHECK(huge.out.find("Verdict: does NOT fit") != std::string::npos);
+  CHECK(huge.out.find("no layout fits on them") != std::string::npos);
+}
+
+TEST_CASE("search never validates the layout it searches over", "[first-hour][search]") {
+  const auto r = run_cli({"search", "--set", "model.preset=qwen2.5-7b", "--no-progress", "--top",
+                          "1", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.find("the plan's own layout is not valid for it") != std::string::npos);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["search"]["model"] == "Qwen2.5-7B");
+  // A plan file that sizes its world by its layout (no cluster.nodes) keeps that world.
+  const std::string plan =
+      write_plan("layout-world.toml",
+                 "[model]\npreset = \"qwen2.5-7b\"\n[parallel]\ntp = 8\ndp = 2\n[cluster]\n"
+                 "gpu = \"h100-sxm5-80gb\"\n");
+  const auto file = run_cli({"search", plan.c_str(), "--no-progress", "--top", "1"});
+  INFO(file.err);
+  CHECK(file.code == 0);
+  CHECK(file.out.find("on 16 × NVIDIA H100") != std::string::npos);
+  // An error outside the layout is still refused, at its key.
+  const auto typo = run_cli({"search", "--set", "model.preset=qwen2.5-7b", "--set",
+                             "training.seq_len=0", "--no-progress"});
+  CHECK(typo.code == 2);
+  CHECK(typo.err.find("training.seq_len") != std::string::npos);
+}
+
+TEST_CASE("search --fix with a value no layout can take says why and what can",
+          "[first-hour][search]") {
+  const auto r = run_cli({"search", "--fix", "tp=3", "--no-progress"});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "trainledger: error: --fix: tp = 3: no layout can take it: tp must divide model.heads "
+        "(64) and the 64 GPUs (possible: 1, 2, 4, 8, 16, 32, 64)\n");
+  const auto ep = run_cli({"search", "--allow", "ep=2,4", "--no-progress"});
+  CHECK(ep.code == 2);
+  CHECK(ep.err.find("ep > 1 needs a mixture-of-experts model") != std::string::npos);
+  // One possible value among those allowed is enough.
+  const auto some = run_cli({"search", "--allow", "tp=3,8", "--no-progress", "--top", "1"});
+  CHECK(some.code == 0);
+}
+
+TEST_CASE("search --fewest's plan settings carry the cluster it found", "[first-hour][search]") {
+  const auto r = run_cli(
+      {"search", "--set", "model.preset=llama-3.1-8b", "--fewest", "--no-progress", "--top", "1"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto at = r.out.find("trainledger plan ... ");
+  REQUIRE(at != std::string::npos);
+  const std::string line = r.out.substr(at + 20, r.out.find('\n', at) - at - 20);
+  CHECK(line.find("--set cluster.nodes=") != std::string::npos);
+  // Pasted after the same model, the settings make a plan that fits.
+  std::vector<std::string> args = {"check", "default", "--set", "model.preset=llama-3.1-8b"};
+  std::size_t pos = 0;
+  while ((pos = line.find("--set ", pos)) != std::string::npos) {
+    const std::size_t start = pos + 6;
+    const std::size_t end = line.find(' ', start);
+    std::string value = line.substr(start, end == std::string::npos ? end : end - start);
+    if (value.size() > 1 && value.front() == '\'') value = value.substr(1, value.size() - 2);
+    args.push_back("--set");
+    args.push_back(value);
+    pos = start;
+  }
+  const auto check = run_cli(args);
+  INFO(check.out << check.err);
+  CHECK(check.code == 0);
+}
+
+TEST_CASE("a plan file that cannot be read says why", "[first-hour][files]") {
+  const auto missing = run_cli({"plan", "no-such-plan.toml"});
+  CHECK(missing.code == 2);
+  CHECK(missing.err ==
+        "trainledger: error: no-such-plan.toml: cannot read the plan file: no such file\n");
+  const std::string dir = fs::temp_directory_path().string();
+  const auto folder = run_cli({"check", dir});
+  CHECK(folder.code == 2);
+  CHECK(folder.err.find("cannot read the plan file: a directory, not a file") != std::string::npos);
+}
+
+TEST_CASE("a reader that closes the pipe early ends the program with exit 3, not a signal",
+          "[first-hour][cli]") {
+  // 16 pipeline stages, so the report is far larger than the pipe's buffer.
+  const std::string command =
+      std::string("bash -c 'set -o pipefail; \"") + TRAINLEDGER_BINARY +
+      "\" plan --set parallel.pp=16 --set parallel.dp=4 --set cluster.nodes=64 "
+      "--set training.global_batch=4096 --format json 2>/dev/null | head -c 1 >/dev/null'";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);
+}
