@@ -22,3 +22,21 @@ def memory_value(report, kind, stage):
     if kind == "reserved":
         return v
     return v - item.get("overhead.fragmentation", 0)
+
+
+def trainledger_binary(root, build=None):
+    """The trainledger program to score: BUILD_DIR/trainledger when a folder is given, else the
+    first of build/ci (the test command's), build/release (the run command's) and build/dev
+    that holds one. Exits 2 with what to do when there is none."""
+    import os
+    import sys
+    folders = [build] if build else [os.path.join(root, "build", b) for b in ("ci", "release", "dev")]
+    for folder in folders:
+        binary = os.path.join(folder, "trainledger")
+        if os.path.isfile(binary) and os.access(binary, os.X_OK):
+            return binary
+    where = build if build else "build/ci, build/release or build/dev"
+    sys.stderr.write(f"no trainledger program in {where}: build it first (scripts/dev run builds "
+                     "build/release, scripts/dev test build/ci), or give its folder: "
+                     f"{os.path.basename(sys.argv[0])} BUILD_DIR\n")
+    sys.exit(2)

@@ -27,7 +27,8 @@ constexpr const char* k_footer =
     "Exit codes: 0 done (check: every plan fits); 1 check: a plan does not fit;\n"
     "            2 invalid input or usage; 3 failure at run time (a full disk; calibrate\n"
     "            probe: no GPU, a rank that failed or hung);\n"
-    "            4 check --strict: a plan fits but its estimate rests on a guess.\n"
+    "            4 check: a plan fits but its estimate rests on a guess (--strict), or\n"
+    "            counts only the training state (a count-only model).\n"
     "Docs: docs/cli.md, docs/config.md (plan keys), docs/formulas.md, docs/json-schema.md";
 
 }  // namespace

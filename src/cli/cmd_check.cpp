@@ -39,6 +39,7 @@ struct Checked {
   std::vector<Fix> suggestions;
   std::vector<std::string> warnings;
   std::vector<std::string> guesses;  // of the warnings, what no input states
+  bool strict = false;               // check --strict
 };
 
 Checked check_one(const CheckOptions& o, const std::string& name, double headroom,
@@ -49,6 +50,7 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   po.calibration = o.calibration;
   po.from = o.from;
   Checked c;
+  c.strict = o.strict;
   // A file name is a pull request's text: printable (no newline, escape or invalid UTF-8) in
   // every report of the run.
   c.name = name.empty() ? "(default plan)" : name == "-" ? "(stdin)" : text::printable(name);
@@ -85,6 +87,9 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   c.guesses = c.loaded.guesses;
   for (const std::string& g : c.plan.guesses) c.guesses.push_back(text::printable(g));
   if (o.strict && c.status == Status::ok && !c.guesses.empty()) c.status = Status::unsure;
+  // A count-only model has no activations, logits or working memory at all: its peak is the
+  // training state alone, a lower bound, never a plain "ok" (--strict or not).
+  if (c.status == Status::ok && c.loaded.input.model.count_only) c.status = Status::unsure;
   return c;
 }
 
@@ -171,6 +176,10 @@ std::string headline(const Checked& c, double unit, const std::string& u) {
                                                    c.plan.host.peak_bytes / unit, u,
                                                    c.plan.host.capacity_bytes / unit, u));
     case Status::unsure:
+      if (c.plan.input.model.count_only && !c.strict)
+        return "fits, but only its training state is counted: a count-only model (model.params) "
+               "has no activations; give its architecture (model.preset, model.hf_config or the "
+               "shape keys)";
       return fmt::format("fits, but the estimate rests on {} (--strict fails it): {}",
                          c.guesses.size() == 1 ? "a guess" : "guesses", c.guesses.front());
     case Status::invalid:
@@ -372,7 +381,7 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "check",
       "CI gate: exit 0 if every plan fits with headroom, 1 if one does not, 2 on bad input, "
-      "4 with --strict when an estimate rests on a guess");
+      "4 when an estimate rests on a guess (--strict) or counts only the training state");
   sub->add_option("plans", o.plans,
                   "plan files, at least one (\"default\": the embedded default plan)");
   sub->add_option("--set", o.sets, "override a key in every plan (repeatable)")

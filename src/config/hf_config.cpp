@@ -109,9 +109,27 @@ SettingMap read_hf_config(const std::string& path, const Origin& asked_at,
   if (!out.count("model.ffn") && out.count("model.hidden"))
     c.set("ffn", integer_value(4 * std::get<std::int64_t>(out.at("model.hidden").value)),
           file_origin);
+  // The model's name: the hub id or folder it was saved from (_name_or_path: a local path
+  // gives its last folder), else its class (architectures[0]), else its model_type.
   if (const Value* name = field(doc, "_name_or_path");
-      name && name->type == Value::Type::string && !name->string.empty())
-    c.set("name", *name, name->origin);
+      name && name->type == Value::Type::string && !name->string.empty()) {
+    Value shown = *name;
+    std::string s = name->string;
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    if (!s.empty() && (s.front() == '/' || s.front() == '.' || s.front() == '~'))
+      s = s.substr(s.find_last_of('/') + 1);
+    if (!s.empty()) shown.string = s;
+    c.set("name", shown, name->origin);
+  } else if (const Value* arch = field(doc, "architectures");
+             arch && arch->type == Value::Type::array && !arch->items.empty() &&
+             arch->items.front().type == Value::Type::string &&
+             !arch->items.front().string.empty()) {
+    c.set("name", arch->items.front(), arch->origin);
+  } else if (!model_type.empty() && type) {
+    Value shown = *type;
+    shown.string = model_type;
+    c.set("name", shown, type->origin);
+  }
   return out;
 }
 

@@ -31,6 +31,11 @@ bool degree(const Value& v, const std::string& name, Sink& s) {
 }
 
 void parallelism(const Value& table, Sink& s) {
+  // The data-parallel degrees are read together once the table is read: FSDP shards over
+  // dp_shard × cp, the plan's dp is dp_replicate × dp_shard (parallel_dims.py).
+  const Value* shard = nullptr;
+  const Value* replicate = nullptr;
+  const Value* cp = nullptr;
   for (const auto& [k, v] : table.fields) {
     const std::string name = "parallelism." + k;
     if (k == "tensor_parallel_degree") {
@@ -38,7 +43,10 @@ void parallelism(const Value& table, Sink& s) {
     } else if (k == "pipeline_parallel_degree") {
       if (degree(v, name, s)) s.put("parallel.pp", v);
     } else if (k == "context_parallel_degree") {
-      if (degree(v, name, s)) s.put("parallel.cp", v);
+      if (degree(v, name, s)) {
+        s.put("parallel.cp", v);
+        cp = &v;
+      }
     } else if (k == "expert_parallel_degree") {
       if (degree(v, name, s)) s.put("parallel.ep", v);
     } else if (k == "data_parallel_shard_degree") {
@@ -47,13 +55,11 @@ void parallelism(const Value& table, Sink& s) {
         s.error(v.origin,
                 fmt::format("{} = {}: expected -1 (every remaining rank) or a positive integer",
                             name, shown(v)));
-      } else if (v.integer != 1) {
-        s.put("parallel.zero", integer_value(3, v.origin));
-        if (v.integer > 1) s.put("parallel.zero_shard_size", v);
+      } else {
+        shard = &v;
       }
     } else if (k == "data_parallel_replicate_degree") {
-      if (degree(v, name, s) && v.integer > 1)
-        s.ignore(name, "HSDP replicas follow from the cluster size and the shard degree");
+      if (degree(v, name, s)) replicate = &v;
     } else if (k == "pipeline_parallel_schedule") {
       if (v.type != Value::Type::string) {
         s.error(v.origin, fmt::format("{} = {}: expected a schedule name", name, shown(v)));
@@ -94,6 +100,27 @@ void parallelism(const Value& table, Sink& s) {
       s.ignore(name, "");
     }
   }
+  if (!shard && !replicate) return;
+  const std::int64_t r = replicate ? replicate->integer : 1;
+  const std::int64_t c = cp ? cp->integer : 1;
+  // An absent shard degree is torchtitan's default, -1 (every remaining rank).
+  const std::int64_t d = shard ? shard->integer : -1;
+  const Origin& at = shard ? shard->origin : replicate->origin;
+  if (d == 1) {
+    s.put("parallel.dp", integer_value(r, at));  // replicas only: DDP
+  } else if (d > 1) {
+    s.put("parallel.zero", integer_value(3, at));
+    s.put("parallel.dp", integer_value(r * d, at));
+    // One shard group per replica: dp_shard × cp ranks, unless that is every rank.
+    if (r > 1) s.put("parallel.zero_shard_size", integer_value(d * c, at));
+  } else {
+    s.put("parallel.zero", integer_value(3, at));
+    if (r > 1)
+      s.ignore("parallelism.data_parallel_replicate_degree with a shard degree of -1",
+               "the shard group is every remaining rank of a replica: set parallel.dp and "
+               "parallel.zero_shard_size");
+  }
+
 }
 
 void training(const Value& table, Sink& s) {

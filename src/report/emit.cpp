@@ -190,19 +190,35 @@ std::string torchtitan(const PlanInput& in, const std::string& title) {
       "context_parallel_degree = {}\n",
       p.tp, p.pp, p.cp);
   if (p.ep > 1) out += fmt::format("expert_parallel_degree = {}\n", p.ep);
+  // torchtitan's ParallelDims: world = dp_replicate × dp_shard × cp × tp × pp, and FSDP
+  // shards over dp_shard × cp (torchtitan/distributed/parallel_dims.py). The plan's dp is
+  // dp_replicate × dp_shard; its HSDP shard group (zero_shard_size) spans dp_shard × cp ranks.
+  int shard = 1;
+  int replicate = p.dp;
   if (p.zero >= 3) {
-    out += fmt::format("data_parallel_shard_degree = {}\n",
-                       p.zero_shard_size > 0 ? p.zero_shard_size : -1);
+    const int group = p.zero_shard_size > 0 ? p.zero_shard_size : p.dp * p.cp;
+    if (group % p.cp == 0 && p.dp % (group / p.cp) == 0) {
+      shard = group / p.cp;
+      replicate = p.dp / shard;
+    } else {
+      shard = p.dp;
+      replicate = 1;
+      out += fmt::format(
+          "# not emitted: parallel.zero_shard_size = {}: torchtitan's shard groups are "
+          "whole multiples of cp ({})\n",
+          p.zero_shard_size, p.cp);
+    }
+  } else if (p.zero > 0) {
+    out += fmt::format(
+        "# not emitted: parallel.zero = {}: torchtitan shards with FSDP (3) or replicates (0); "
+        "emitted as replicas\n",
+        p.zero);
+  }
+  out += fmt::format("data_parallel_replicate_degree = {}\ndata_parallel_shard_degree = {}\n",
+                     replicate, shard);
+  if (p.zero >= 3)
     out += fmt::format("fsdp_reshard_after_forward = \"{}\"\n",
                        p.reshard_after_forward ? "always" : "never");
-  } else {
-    out += "data_parallel_shard_degree = 1\n";
-    if (p.zero > 0)
-      out += fmt::format(
-          "# not emitted: parallel.zero = {}: torchtitan shards with FSDP (3) or "
-          "replicates (0)\n",
-          p.zero);
-  }
   if (p.pp > 1) {
     const char* schedule = p.schedule == Schedule::gpipe         ? "GPipe"
                            : p.schedule == Schedule::interleaved ? "Interleaved1F1B"

@@ -132,10 +132,11 @@ TEST_CASE("check without plan files is a usage error, not a pass", "[check][erro
 }
 
 TEST_CASE("check prints every plan's warnings, in the table and in JSON", "[check]") {
-  // A count-only model has no activations: the gate passes it but says so.
+  // A count-only model has no activations: the gate never passes it as plain ok, and says why.
   const std::string plan = source_path("tests/data/count-only.toml");
   const auto r = run_cli({"check", plan});
-  CHECK(r.code == 0);
+  CHECK(r.code == 4);
+  CHECK(r.out.find("count-only.toml  UNSURE") != std::string::npos);
   CHECK(r.out.find("count-only.toml: warning (guess): model: count-only model") !=
         std::string::npos);
   const auto j = nlohmann::json::parse(run_cli({"check", plan, "--format", "json"}).out);
@@ -150,13 +151,15 @@ TEST_CASE("check --strict fails a plan that rests on a guess, with its own exit 
           "[check][strict]") {
   const std::string guessed = source_path("tests/data/guessed-arch.toml");
   const std::string count = source_path("tests/data/count-only.toml");
-  // Without --strict the gate passes them and marks the guesses among the warnings.
+  // Without --strict the gate passes a guessed architecture and marks the guesses among the
+  // warnings; a count-only model, whose peak is its training state alone, is UNSURE all the same.
   const auto lax = run_cli({"check", "--confidence", "off", guessed, count});
-  CHECK(lax.code == 0);
+  CHECK(lax.code == 4);
   CHECK(lax.out.find("guessed-arch.toml: warning (guess): ") != std::string::npos);
   CHECK(lax.out.find("model_type \"in_house_decoder\" is not a known architecture; read as "
                      "\"llama\" because model.hf_arch says so") != std::string::npos);
-  CHECK(lax.out.find("2 plans: 2 ok\n") != std::string::npos);
+  CHECK(lax.out.find("2 plans: 1 ok, 1 UNSURE\n") != std::string::npos);
+  CHECK(run_cli({"check", "--confidence", "off", guessed}).code == 0);
   const auto strict = run_cli({"check", "--confidence", "off", guessed, count, "--strict"});
   CHECK(strict.code == 4);
   CHECK(strict.out.find("guessed-arch.toml  UNSURE") != std::string::npos);

@@ -256,3 +256,31 @@ TEST_CASE("a reader that closes the pipe early ends the program with exit 3, not
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 3);
 }
+
+TEST_CASE("a model read from config.json is named from it, not \"custom model\"",
+          "[first-hour][hf]") {
+  // No _name_or_path: its class.
+  CHECK(trainledger::test::load_text(
+            "[model]\nhf_config = \"hf/gemma-2-9b.json\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n")
+            .input.model.name == "Gemma2ForCausalLM");
+  const fs::path dir = fs::temp_directory_path() / "trainledger-first-hour-hf";
+  fs::create_directories(dir);
+  const std::string body =
+      "\"hidden_size\": 2048, \"intermediate_size\": 5632, \"num_attention_heads\": 32, "
+      "\"num_hidden_layers\": 22, \"num_key_value_heads\": 4, \"vocab_size\": 32000";
+  auto name_of = [&](const std::string& extra) {
+    std::ofstream(dir / "config.json") << "{\"model_type\": \"llama\", " << extra << body << "}";
+    const fs::path plan = dir / "plan.toml";
+    std::ofstream(plan) << "[model]\nhf_config = \"config.json\"\n[cluster]\ngpu = "
+                           "\"h100-sxm5-80gb\"\n";
+    const auto r = run_cli({"plan", plan.string(), "--format", "json"});
+    INFO(r.err);
+    return nlohmann::json::parse(r.out)["inputs"]["model"]["name"].get<std::string>();
+  };
+  CHECK(name_of("") == "llama");  // only its model_type
+  CHECK(name_of("\"architectures\": [\"LlamaForCausalLM\"], ") == "LlamaForCausalLM");
+  CHECK(name_of("\"_name_or_path\": \"TinyLlama/TinyLlama-1.1B\", ") == "TinyLlama/TinyLlama-1.1B");
+  // A local path names the folder it was saved from.
+  CHECK(name_of("\"_name_or_path\": \"/data/ckpt/my-run-7/\", ") == "my-run-7");
+  fs::remove_all(dir);
+}

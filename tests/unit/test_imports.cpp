@@ -215,3 +215,59 @@ TEST_CASE("imports: torchtitan's compile.components without \"loss\" keeps the e
   const auto both = load("torchtitan.toml", {{"training.compile=true"}, ""});
   CHECK(both.input.training.loss == Loss::fused);
 }
+
+TEST_CASE("emit torchtitan: the degrees multiply to the plan's GPUs and import gives it back",
+          "[imports][emit]") {
+  const auto dir = std::filesystem::temp_directory_path() / "trainledger-emit-degrees";
+  std::filesystem::create_directories(dir);
+  const std::string plan = test::source_path("tests/data/imports/torchtitan-by-hand.toml");
+  struct Case {
+    std::vector<std::string> sets;
+    int zero_back;  // the ZeRO stage the import gives back
+  };
+  const Case cases[] = {
+      // tp 8 · pp 2 · dp 4 with ZeRO-1: replicas (torchtitan has no ZeRO-1), said in a comment.
+      {{"parallel.pp=2", "parallel.dp=4", "parallel.zero=1", "training.framework=pytorch"}, 0},
+      {{"parallel.zero=0"}, 0},                              // DDP: 8 replicas
+      {{}, 3},                                               // FSDP over the 8 dp ranks
+      {{"parallel.tp=4", "parallel.zero_shard_size=4"}, 3},  // HSDP: 4 replicas of 4
+      {{"parallel.tp=2", "parallel.cp=2", "parallel.zero_shard_size=8"}, 3},  // shard 4 × cp 2
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"plan", plan, "--emit", "torchtitan"};
+    for (const std::string& s : c.sets) args.insert(args.end(), {"--set", s});
+    INFO(args.back());
+    const auto emitted = test::run_cli(args);
+    REQUIRE(emitted.code == 0);
+    config::LoadOptions with_sets;
+    with_sets.sets = c.sets;
+    const config::LoadedPlan original = config::load_plan_file(plan, with_sets);
+    // Every degree torchtitan multiplies, read back from the emitted TOML.
+    auto degree = [&](const std::string& key) {
+      const auto at = emitted.out.find("\n" + key + " = ");
+      REQUIRE(at != std::string::npos);
+      return std::stoi(emitted.out.substr(at + key.size() + 4));
+    };
+    const int world = degree("data_parallel_replicate_degree") *
+                      degree("data_parallel_shard_degree") * degree("context_parallel_degree") *
+                      degree("tensor_parallel_degree") * degree("pipeline_parallel_degree");
+    CHECK(world == original.input.cluster.nodes * original.input.cluster.gpus_per_node);
+    std::ofstream(dir / "job.toml") << emitted.out;
+    std::ofstream(dir / "plan.toml")
+        << "[training]\nframework = \"pytorch\"\n[cluster]\ngpu = \"a100-sxm4-80gb\"\nnodes = 8\n"
+           "[import]\ntorchtitan = \"job.toml\"\n";
+    const auto back = config::load_plan_file((dir / "plan.toml").string(), {});
+    CHECK(back.input.parallel.zero == c.zero_back);
+    CHECK(back.input.parallel.dp == original.input.parallel.dp);
+    CHECK(back.input.parallel.cp == original.input.parallel.cp);
+    CHECK(back.input.parallel.tp == original.input.parallel.tp);
+    CHECK(back.input.parallel.pp == original.input.parallel.pp);
+    if (c.zero_back == original.input.parallel.zero) {
+      CHECK(back.input.parallel.zero_shard_size == original.input.parallel.zero_shard_size);
+      same_numbers(test::plan_checked(back.input), test::plan_checked(original.input));
+    } else {
+      CHECK_THAT(emitted.out, Catch::Contains("# not emitted: parallel.zero = 1"));
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
