@@ -114,6 +114,9 @@ struct ParallelSpec {
   // ZeRO-3/FSDP with FP8: the GEMM weights are cast to FP8 on their shard and all-gathered in
   // FP8 (torchtitan enable_fsdp_float8_all_gather, torchao float8).
   bool fp8_all_gather = false;
+  // Megatron-LM --fp8-param-gather: the GEMM weights are kept in FP8 only (no bf16 copy) and
+  // the distributed optimizer gathers them in FP8.
+  bool fp8_param_gather = false;
   // Rank order, innermost first: a group whose ranks span more than a node uses the
   // inter-node link.
   std::vector<std::string> placement = {"tp", "cp", "dp", "pp"};

@@ -260,6 +260,7 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
     record(r, "parallel.reshard_after_forward", false, "false");
   }
   p.fp8_all_gather = in.boolean("parallel.fp8_all_gather");
+  p.fp8_param_gather = in.boolean("parallel.fp8_param_gather");
   p.limit_all_gathers = in.boolean("parallel.limit_all_gathers");
   p.allgather_bucket = in.number("parallel.allgather_bucket_size");
   p.zero3_live_params = in.number("parallel.zero3_max_live_parameters");

@@ -250,8 +250,7 @@ void import_megatron(const std::string& text, Sink& s) {
       else
         s.error(o, fmt::format("{}: expected e4m3 or hybrid", said(flag, v)));
     }
-    if (flag == "--fp8-param-gather")
-      s.ignore(flag, "FP8 parameter all-gather is not modelled yet");
+    if (flag == "--fp8-param-gather") s.put("parallel.fp8_param_gather", boolean_value(true, o));
     if (flag == "--swiglu") s.put("model.ffn_act", string_value("swiglu", o));
     if (flag == "--normalization") {
       if (v.value == "RMSNorm" || v.value == "LayerNorm")

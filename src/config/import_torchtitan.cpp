@@ -120,7 +120,6 @@ void parallelism(const Value& table, Sink& s) {
                "the shard group is every remaining rank of a replica: set parallel.dp and "
                "parallel.zero_shard_size");
   }
-
 }
 
 void training(const Value& table, Sink& s) {

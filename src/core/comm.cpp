@@ -148,8 +148,11 @@ void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int lay
       b.add(CollKind::reduce_scatter, shard_group, grad_bytes / buckets, buckets * syncs,
             Text(ex, "gradient bucket"));
       // The updated parameters are gathered after the optimizer step.
-      b.add(CollKind::all_gather, shard_group, param_bytes_local, 1, Text(ex, "updated parameters"),
-            CommPhase::after_step);
+      // With fp8_param_gather the GEMM weights are gathered in FP8 (Megatron-LM
+      // --fp8-param-gather: the distributed optimizer's buffers hold FP8 parameters).
+      b.add(CollKind::all_gather, shard_group,
+            p.fp8_param_gather ? gathered_local : param_bytes_local, 1,
+            Text(ex, "updated parameters"), CommPhase::after_step);
     }
   } else if (set.shard > 1) {
     // FSDP gathers and reduces one wrapped unit at a time: every layer, and the root.

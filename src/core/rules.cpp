@@ -237,6 +237,16 @@ void check_sharding(Violations& in, const PlanInput& p) {
              fmt::format("parallel.fp8_all_gather gathers FP8 weights: it needs parallel.zero = 3 "
                          "(FSDP) and training.precision = \"fp8\" (zero is {}, precision {})",
                          p.parallel.zero, to_string(p.training.precision)));
+  if (p.parallel.fp8_param_gather &&
+      (p.training.framework != Framework::megatron || p.training.precision != DType::fp8 ||
+       p.parallel.zero < 1 || p.parallel.zero > 2 || p.training.finetune != Finetune::full))
+    in.error("parallel.fp8_param_gather",
+             fmt::format("parallel.fp8_param_gather is Megatron-LM's --fp8-param-gather: it needs "
+                         "training.framework = \"megatron\", training.precision = \"fp8\", the "
+                         "distributed optimizer (parallel.zero = 1 or 2) and full training "
+                         "(framework {}, precision {}, zero {})",
+                         to_string(p.training.framework), to_string(p.training.precision),
+                         p.parallel.zero));
   if (!p.parallel.limit_all_gathers &&
       (p.parallel.zero < 3 || p.training.framework == Framework::deepspeed))
     in.error("parallel.limit_all_gathers",

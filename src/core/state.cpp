@@ -26,6 +26,10 @@ constexpr const char* k_src_qlora =
     "Dettmers et al. 2023, QLoRA §2: NF4 weights in blocks of 64 with an fp32 absmax; double "
     "quantization stores it in 8 bits with an fp32 constant per 256 blocks";
 constexpr const char* k_src_lora = "Hu et al. 2021, LoRA §4.1: adapters r·(d_in + d_out)";
+constexpr const char* k_src_fp8_param_gather =
+    "Megatron-LM --fp8-param-gather (arguments.py; megatron/core/fp8_utils.py, "
+    "transformer_engine.pytorch.fp8_model_init): the GEMM weights are created as FP8 tensors, "
+    "no bf16 copy; the distributed optimizer keeps the fp32 master and gathers FP8";
 constexpr const char* k_src_fp8 =
     "NVIDIA Transformer Engine: FP8 GEMM weights are cast once per step and cached across "
     "micro-batches (1 B/param beside the bf16 weights)";
@@ -109,6 +113,21 @@ void add_params(const Context& c, const StageParams& sp, Items<V>& out) {
                          dtype_label(stored), c.zero, ItemId::params);
           },
           Unit::bytes, e, k_src_fsdp_master));
+      return;
+    }
+    if (c.in.parallel.fp8_param_gather && t.precision == DType::fp8 && !shard) {
+      // Megatron-LM --fp8-param-gather: the GEMM weights are Transformer Engine FP8 tensors
+      // (the params.fp8 item); only the rest (embedding, LM head, norms) keeps 16 bits.
+      V e = bytes_per_param<V>(pb) *
+            (held<V>(c.all, "params", "params", shard, c.shards) -
+             V::term("matrix_params", sp.matrix, "GEMM weights, kept in FP8 only"));
+      out.push_back(make(
+          ItemId::params,
+          [&] {
+            return label("weights outside the GEMMs (the GEMM weights in FP8 only)",
+                         dtype_label(stored), c.zero, ItemId::params);
+          },
+          Unit::bytes, e, k_src_fp8_param_gather));
       return;
     }
     V e = bytes_per_param<V>(pb) * held<V>(c.all, "params", "params", shard, c.shards);
@@ -266,7 +285,8 @@ int loss_vocab_split(const PlanInput& in) {
 
 double gathered_bytes(const PlanInput& in, double matrix_share) {
   const double b = param_bytes(in.training);
-  return in.parallel.fp8_all_gather ? b - (b - 1) * matrix_share : b;
+  return in.parallel.fp8_all_gather || in.parallel.fp8_param_gather ? b - (b - 1) * matrix_share
+                                                                    : b;
 }
 
 int param_bytes(const TrainingSpec& t) {

@@ -83,6 +83,7 @@ std::string megatron(const PlanInput& in, const std::string& title) {
                                 to_string(p.schedule)));
   if (p.sequence_parallel) flag("--sequence-parallel");
   if (p.zero == 1) flag("--use-distributed-optimizer");
+  if (p.fp8_param_gather) flag("--fp8-param-gather");
   if (p.zero >= 2)
     notes.push_back(
         fmt::format("parallel.zero = {}: Megatron-LM's distributed optimizer shards "

@@ -183,6 +183,7 @@ json parallel_json(const ParallelSpec& p) {
   j["reshard_after_forward"] = p.reshard_after_forward;
   j["limit_all_gathers"] = p.limit_all_gathers;
   j["fp8_all_gather"] = p.fp8_all_gather;
+  j["fp8_param_gather"] = p.fp8_param_gather;
   j["placement"] = p.placement;
   j["overlap_dp"] = p.overlap_dp;
   j["overlap_tp"] = p.overlap_tp;

@@ -61,7 +61,8 @@ TEST_CASE("imports: a real Megatron-LM launch script gives the hand-written plan
   CHECK(origin_of(imported, "cluster.gpus_per_node").find(".sh:") != std::string::npos);
   CHECK(imported.input.training.precision == DType::fp8);    // --fp8-format beside --bf16
   CHECK(imported.input.training.grad_dtype == DType::bf16);  // --grad-reduce-in-bf16
-  CHECK(warned(imported, "--fp8-param-gather (FP8 parameter all-gather is not modelled yet)"));
+  CHECK(imported.input.parallel.fp8_param_gather);           // --fp8-param-gather
+  CHECK(origin_of(imported, "parallel.fp8_param_gather").find(".sh:") != std::string::npos);
   CHECK(warned(imported,
                "--sequence-parallel (Megatron-LM turns sequence parallelism off when "
                "tp = 1)"));

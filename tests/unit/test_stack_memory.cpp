@@ -414,3 +414,42 @@ TEST_CASE("DeepSpeed's FP16_Optimizer copies every gradient to fp32, then flatte
   CHECK(t->value == Approx(8.0 * test::item_value(p, "grads") / 2));
   CHECK(t->formula.find("FP16_Optimizer") != std::string::npos);
 }
+
+TEST_CASE("Megatron's --fp8-param-gather keeps the GEMM weights in FP8 only", "[stack][fp8]") {
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nframework = \"megatron\"\n"
+      "precision = \"fp8\"\nseq_len = 8192\n[parallel]\ntp = 2\nzero = 1\n[cluster]\n"
+      "gpu = \"h100-sxm5-80gb\"\n";
+  const PlanResult base = test::plan_text(plan);
+  const PlanResult gather = test::plan_text(plan, {"parallel.fp8_param_gather=true"});
+  const double fp8 = test::item_value(base, "params.fp8");
+  REQUIRE(fp8 > 0);
+  // The bf16 copy of every GEMM weight goes; the FP8 copy (1 B each) stays.
+  CHECK(test::item_value(gather, "params.fp8") == fp8);
+  CHECK(test::item_value(base, "params") - test::item_value(gather, "params") ==
+        Approx(2 * fp8).epsilon(1e-9));
+  // The distributed optimizer gathers the updated GEMM weights in FP8: less traffic.
+  auto gathered = [](const PlanResult& p) {
+    double bytes = 0;
+    for (const LineItem& i : p.communication)
+      for (const Collective& c : i.collectives)
+        if (c.collective == "all-gather") bytes += c.message_bytes * c.calls_per_step;
+    return bytes;
+  };
+  CHECK(gathered(gather) < gathered(base));
+  // Megatron's own flag: another stack, bf16 or no distributed optimizer is refused at the key.
+  for (const std::string& set :
+       {std::string("training.framework=pytorch"), std::string("training.precision=bf16"),
+        std::string("parallel.zero=0")}) {
+    INFO(set);
+    const auto errors = test::load_errors(plan, {"parallel.fp8_param_gather=true", set});
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].find("parallel.fp8_param_gather is Megatron-LM's --fp8-param-gather") !=
+          std::string::npos);
+  }
+  // NVIDIA's Llama 3 8B FP8 example passes the flag: imported, it fits on its H100s.
+  const config::LoadedPlan imported =
+      config::load_plan_file(test::source_path("tests/data/imports/megatron.toml"), {});
+  CHECK(imported.input.parallel.fp8_param_gather);
+  CHECK(test::plan_checked(imported.input).verdict.fits);
+}
