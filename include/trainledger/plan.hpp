@@ -101,6 +101,16 @@ inline bool near_by_band(const Verdict& v) {
   return plan_fits(v) && v.headroom >= v.required_headroom && !v.band_fits;
 }
 
+// Only the host memory per node is over: the GPU fixes would not help (offloading more makes it
+// worse); the reports list the host's items instead.
+inline bool only_host_over(const Verdict& v) { return v.fits && !v.host_fits; }
+
+// A plan that does not fit, or fits by less than the required headroom, or only at its
+// estimate: plan and check list what would make it fit.
+inline bool needs_fixes(const Verdict& v) {
+  return !plan_fits(v) || v.headroom < v.required_headroom || !v.band_fits;
+}
+
 // Where a plan's inputs came from, as reports show it (the config layer's LoadedPlan gives it;
 // a plan built in code may leave it empty).
 struct PlanSource {

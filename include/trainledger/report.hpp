@@ -1,6 +1,8 @@
 // Renderers: table, JSON and Markdown views of one PlanResult. They print; they never compute.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <vector>
 
@@ -19,9 +21,14 @@ struct Options {
   // (ANSI) only when asked (a terminal without NO_COLOR).
   bool ascii = false;
   bool color = false;
+  // plan --stage: the memory table shows these stages only (empty: every stage).
+  std::vector<int> stages;
+  // The table's width, a terminal's (0: no limit): a wider pipeline folds to its first, last and
+  // worst stages and the range of the others, and labels take the room there is.
+  std::size_t width = 0;
 };
 
-inline constexpr const char* k_schema = "trainledger.plan/1";
+inline constexpr const char* k_schema = "trainledger.plan/2";
 
 std::string render(Format f, const PlanResult& plan, const PlanSource& loaded,
                    const Options& options);
@@ -29,6 +36,9 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
 std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
                             const Options& options);
 std::string render_json(const PlanResult& plan, const PlanSource& loaded);
+// The fixes as plan's JSON `fixes` and check's `suggestions` write them (docs/json-schema.md):
+// {id, bytes, changes: [{key, from, to}], knob (as text), freed_bytes, then_fits}.
+nlohmann::ordered_json fixes_json(const std::vector<Fix>& fixes);
 // One self-contained HTML file: inline SVG charts (memory per stage by role, the step as a
 // waterfall, the pipeline schedule, communication, the checkpoint trade-off) and the ledger.
 std::string render_html(const PlanResult& plan, const PlanSource& loaded, const Options& options);

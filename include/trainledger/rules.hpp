@@ -19,4 +19,11 @@ struct RuleViolation {
 // skipped).
 std::vector<RuleViolation> check_rules(const PlanInput& in, bool world_known = true);
 
+// The rules that one layout knob ("tp", "pp", "cp" or "ep") at `value` breaks by itself, the
+// other knobs at 1 and the rest of the GPUs in dp: a value no layout can take (search's --fix
+// and --allow refuse it). `world` 0: any world (search --fewest); otherwise the value must also
+// divide it. Other knobs give none.
+std::vector<RuleViolation> knob_violations(const PlanInput& base, const std::string& knob,
+                                           int value, int world);
+
 }  // namespace trainledger

@@ -41,6 +41,8 @@ struct PlanOptions {
   std::string emit;                   // plan --emit megatron|deepspeed|torchtitan
   std::string chart = "memory";       // plan --format svg --chart NAME
   bool ascii = false;                 // plan: ASCII bars in the table
+  std::string stage;                  // plan --stage N[,N...]|worst|all
+  int width = -1;                     // plan --width: the table's columns (-1: the terminal's)
   bool free_layout = false;           // search: the layout keys are not validated (LoadOptions)
   // The default plan with a model (or cluster) but no layout from --set, when the default's
   // layout does not suit it: the fastest layout that fits (search turns it off: it searches).

@@ -36,7 +36,6 @@ struct Checked {
   double limit = 0;
   double capacity = 0;
   Status status = Status::ok;
-  std::vector<Fix> suggestions;
   std::vector<std::string> warnings;
   std::vector<std::string> guesses;  // of the warnings, what no input states
   bool strict = false;               // check --strict
@@ -76,10 +75,8 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
                                                             : Status::ok;
   // The GPU fixes, unless only the host is over (they would not help it: offloading more makes
   // it worse; print_details says what does).
-  const bool only_host = c.plan.verdict.fits && !c.plan.verdict.host_fits;
-  if (c.status != Status::ok && !only_host)
-    c.suggestions = find_fixes(c.plan, band_limit(c.plan.verdict.peak_band, c.limit));
-  c.plan.fixes = c.suggestions;
+  if (c.status != Status::ok && !only_host_over(c.plan.verdict))
+    c.plan.fixes = find_fixes(c.plan, band_limit(c.plan.verdict.peak_band, c.limit));
   // The loader's warnings (a guessed architecture, a count that differs from the published
   // one) and the planner's (no activations for a count-only model, step time not computed).
   c.warnings = c.loaded.warnings;
@@ -230,7 +227,7 @@ void print_details(const Checked& c, double unit, const std::string& u, double h
         100 * (c.capacity - v.peak_bytes) / c.capacity, where, headroom * 100, c.limit / unit, u);
   }
   out << fmt::format("  largest contributors on stage {}:\n", st.stage);
-  for (const Fix& s : c.suggestions) {
+  for (const Fix& s : c.plan.fixes) {
     std::string advice = "no single knob shrinks it";
     if (s.change)
       advice = fmt::format("{} frees {:.2f} {} on stage {}{}", report::change_text(*s.change),
@@ -249,20 +246,35 @@ nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headro
   auto bytes = [](double b) { return static_cast<std::int64_t>(std::llround(b)); };
   for (const Checked& c : all) {
     if (c.status == Status::invalid) {
+      // Each error located: the file (or the option), line and column, and the message; `text`
+      // is the line as printed.
+      nlohmann::ordered_json errors = nlohmann::ordered_json::array();
+      for (std::size_t i = 0; i < c.errors.size(); ++i) {
+        const bool located = i < c.error_origins.size();
+        const config::Origin* at = located ? &c.error_origins[i] : nullptr;
+        const auto or_null = [](int n) {
+          return n > 0 ? nlohmann::ordered_json(n) : nlohmann::ordered_json(nullptr);
+        };
+        // An option's error (--set, --capacity) names the option, not a file.
+        const bool option = at && (at->what == "option" || at->what == "--set");
+        const auto name = [](const std::string& t) {
+          return t.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t);
+        };
+        errors.push_back(
+            {{"file", name(at && !option ? at->file : "")},
+             {"option", name(option ? (at->what == "--set" ? "--set" : at->file) : "")},
+             {"line", or_null(at ? at->line : 0)},
+             {"column", or_null(at ? at->column : 0)},
+             {"message", located ? c.error_messages[i] : c.errors[i]},
+             {"text", c.errors[i]}});
+      }
       plans.push_back({{"plan", c.name},
                        {"status", status_text(c.status)},
                        {"fits", false},
-                       {"errors", c.errors}});
+                       {"errors", errors}});
       continue;
     }
     const Verdict& v = c.plan.verdict;
-    nlohmann::ordered_json suggestions = nlohmann::ordered_json::array();
-    for (const Fix& s : c.suggestions)
-      suggestions.push_back({{"id", std::string(info(s.item).name)},
-                             {"bytes", bytes(s.bytes)},
-                             {"knob", s.change ? report::change_text(*s.change) : ""},
-                             {"freed_bytes", bytes(s.freed_bytes)},
-                             {"then_fits", s.then_fits}});
     plans.push_back(
         {{"plan", c.name},
          {"status", status_text(c.status)},
@@ -281,11 +293,11 @@ nlohmann::ordered_json check_json(const std::vector<Checked>& all, double headro
                                                                             bytes(v.peak_band.high)}
                                                    : nlohmann::ordered_json(nullptr)},
          {"confidence", v.peak_band.confidence},
-         {"suggestions", suggestions},
+         {"suggestions", report::fixes_json(c.plan.fixes)},
          {"warnings", c.warnings},
          {"guesses", c.guesses}});
   }
-  return {{"schema", "trainledger.check/1"},
+  return {{"schema", "trainledger.check/2"},
           {"headroom", headroom},
           {"summary", summary_line(all)},
           {"exit_code", exit_code(all)},

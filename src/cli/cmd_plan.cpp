@@ -1,22 +1,26 @@
 // `trainledger plan`: the ledger of one plan as a table, JSON or Markdown; with --max, the
 // largest micro-batch or sequence length that fits.
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <ostream>
 
 #include "app.hpp"
 #include "trainledger/plan.hpp"
 #include "trainledger/search.hpp"
+#include "trainledger/text.hpp"
 #include "trainledger/whatif.hpp"
 
 namespace trainledger::cli {
@@ -118,6 +122,40 @@ int run_max(const PlanOptions& o, const config::LoadedPlan& loaded, std::ostream
 
 }  // namespace
 
+// The terminal's width in columns ($COLUMNS when the terminal does not say; 80 otherwise).
+std::size_t terminal_width() {
+  winsize ws{};
+  if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS")) {
+    std::size_t n = 0;
+    const char* end = c + std::strlen(c);
+    const auto [ptr, ec] = std::from_chars(c, end, n);
+    if (ec == std::errc() && ptr == end && n > 0 && n < 100000) return n;
+  }
+  return 80;
+}
+
+// plan --stage N,M,...: stages of this plan (0 to pp - 1), each once.
+std::vector<int> stages_option(const std::string& text, int pp) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, comma - start);
+    int n = -1;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || n < 0 || n >= pp)
+      throw config::ConfigError({config::Diagnostic{
+          config::Origin{"--stage", 0, 0, "option"},
+          fmt::format("\"{}\" is not a stage of this plan: give N from 0 to {}, a list N,M, worst "
+                      "or all",
+                      text::printable(part), pp - 1)}});
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    start = comma + 1;
+  }
+  return out;
+}
+
 CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "plan",
@@ -146,6 +184,15 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
                   "show every stage's ledger in this phase (init, forward, backward, optimizer, "
                   "checkpoint) instead of at its peak")
       ->check(CLI::IsMember({"init", "forward", "backward", "optimizer", "checkpoint"}));
+  sub->add_option("--stage", o.stage,
+                  "the memory table of these pipeline stages only: N, N,M,..., worst (the stage "
+                  "of the peak) or all (every stage, never folded); by default a pipeline wider "
+                  "than the terminal folds to its first, last and worst stages and the range of "
+                  "the others");
+  sub->add_option("--width", o.width,
+                  "the table's width in columns (default: the terminal's, when the output is "
+                  "one; 0: no limit)")
+      ->check(CLI::Range(0, 100000));
   sub->add_option("--keep", o.keep,
                   "with --max micro_batch: keep the global_batch (default; the accumulation "
                   "follows) or the accum steps (the global batch grows)")
@@ -190,8 +237,7 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   // A plan that does not fit with its headroom (or not at its band's upper end) gets check's
   // fixes; when only the host is over, the reports list the host's items instead.
   const Verdict& v = plan.verdict;
-  const bool short_of_headroom = v.headroom < v.required_headroom || !v.band_fits;
-  if (!v.fits || (v.host_fits && short_of_headroom)) {
+  if (needs_fixes(v) && !only_host_over(v)) {
     const double limit = v.limit_bytes * (1 - std::max(0.0, v.required_headroom));
     plan.fixes = find_fixes(plan, band_limit(v.peak_band, limit));
   }
@@ -199,6 +245,14 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
   // Bars: Unicode unless asked or the terminal's locale is not UTF-8; colour on a terminal
   // only, and never with NO_COLOR (no-color.org).
   const bool tty = isatty(1) != 0;
+  ro.width = o.width >= 0 ? static_cast<std::size_t>(o.width) : tty ? terminal_width() : 0;
+  if (o.stage == "all") {
+    ro.width = 0;
+  } else if (o.stage == "worst") {
+    ro.stages = {v.worst_stage};
+  } else if (!o.stage.empty()) {
+    ro.stages = stages_option(o.stage, loaded.input.parallel.pp);
+  }
   ro.ascii = o.ascii || (tty && !utf8_locale());
   ro.color = tty && std::getenv("NO_COLOR") == nullptr && o.format == "table";
   out << report::render(format_of(o.format), plan, loaded.plan_source(), ro);

@@ -20,6 +20,7 @@
 #include "search_output.hpp"
 #include "trainledger/layout_search.hpp"
 #include "trainledger/report.hpp"
+#include "trainledger/rules.hpp"
 #include "trainledger/text.hpp"
 
 namespace trainledger::cli {
@@ -289,46 +290,29 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
 // `world` is 0 when the search varies it (--fewest): only the model's rules apply then.
 void refuse_impossible(const PlanInput& base, int world, const std::vector<std::string>& fixes,
                        const std::vector<std::string>& allows) {
-  const ModelSpec& m = base.model;
   std::vector<Restriction> all;
   for (const std::string& f : fixes) all.push_back(parse_restriction("--fix", f));
   for (const std::string& a : allows) all.push_back(parse_restriction("--allow", a));
   for (const Restriction& r : all) {
-    std::string rule;
-    std::function<bool(long long)> ok;
-    if (r.key == "tp") {
-      ok = [&](long long v) { return m.heads % v == 0 && (world == 0 || world % v == 0); };
-      rule = world > 0
-                 ? fmt::format("tp must divide model.heads ({}) and the {} GPUs", m.heads, world)
-                 : fmt::format("tp must divide model.heads ({})", m.heads);
-    } else if (r.key == "pp") {
-      ok = [&](long long v) { return v <= m.layers && (world == 0 || world % v == 0); };
-      rule = world > 0 ? fmt::format("pp must divide the {} GPUs and be at most model.layers ({})",
-                                     world, m.layers)
-                       : fmt::format("pp must be at most model.layers ({})", m.layers);
-    } else if (r.key == "cp") {
-      ok = [&](long long v) { return world == 0 || world % v == 0; };
-      rule = fmt::format("cp must divide the {} GPUs", world);
-    } else if (r.key == "ep") {
-      ok = [&](long long v) {
-        return v == 1 || (m.experts > 0 && m.experts % v == 0 && (world == 0 || world % v == 0));
-      };
-      rule = m.experts > 0
-                 ? fmt::format("ep must divide model.experts ({}) and the GPUs", m.experts)
-                 : std::string("ep > 1 needs a mixture-of-experts model");
-    } else {
-      continue;
+    if (r.key != "tp" && r.key != "pp" && r.key != "cp" && r.key != "ep") continue;
+    // The rules are the core's (check_rules): what the knob's value breaks by itself.
+    std::vector<std::string> bad, why;
+    for (const std::string& v : r.values) {
+      const std::vector<RuleViolation> broken =
+          knob_violations(base, r.key, static_cast<int>(std::stoll(v)), world);
+      if (broken.empty()) continue;
+      bad.push_back(v);
+      for (const RuleViolation& b : broken)
+        if (std::find(why.begin(), why.end(), b.message) == why.end()) why.push_back(b.message);
     }
-    std::vector<std::string> bad;
-    for (const std::string& v : r.values)
-      if (!ok(std::stoll(v))) bad.push_back(v);
     if (bad.size() < r.values.size()) continue;  // some value can be taken
     std::vector<std::string> can;
-    const long long top = world > 0 ? world : 1024;
-    for (long long v = 1; v <= top && can.size() < 12; ++v)
-      if (ok(v)) can.push_back(std::to_string(v));
-    usage_error(r.option, fmt::format("{} = {}: no layout can take it: {} (possible: {})", r.key,
-                                      fmt::join(bad, ","), rule, fmt::join(can, ", ")));
+    const int top = world > 0 ? world : 1024;
+    for (int v = 1; v <= top && can.size() < 12; ++v)
+      if (knob_violations(base, r.key, v, world).empty()) can.push_back(std::to_string(v));
+    usage_error(r.option,
+                fmt::format("{} = {}: no layout can take it: {} (possible: {})", r.key,
+                            fmt::join(bad, ","), fmt::join(why, "; "), fmt::join(can, ", ")));
   }
 }
 

@@ -342,4 +342,41 @@ std::vector<RuleViolation> check_rules(const PlanInput& in, bool world_known) {
   return out;
 }
 
+std::vector<RuleViolation> knob_violations(const PlanInput& base, const std::string& knob,
+                                           int value, int world) {
+  std::vector<RuleViolation> out;
+  const bool splits = knob == "tp" || knob == "pp" || knob == "cp";
+  if (!splits && knob != "ep") return out;
+  const std::string key = "parallel." + knob;
+  if (value < 1) {
+    out.push_back({key, fmt::format("{} ({}) must be at least 1", key, value)});
+    return out;
+  }
+  if (splits && world > 0 && world % value != 0)
+    out.push_back({key, fmt::format("{} ({}) must divide the {} GPUs", key, value, world)});
+  PlanInput p = base;
+  ParallelSpec& par = p.parallel;
+  par.tp = par.pp = par.cp = par.ep = 1;
+  par.virtual_stages = 1;
+  par.schedule = Schedule::one_f_one_b;
+  par.stage_layers.clear();
+  const int gpus = world > 0 ? world : value * p.cluster.gpus_per_node;
+  par.dp = std::max(1, splits ? gpus / value : gpus);
+  if (knob == "tp") par.tp = value;
+  if (knob == "cp") par.cp = value;
+  if (knob == "ep") par.ep = value;
+  if (knob == "pp") {
+    par.pp = value;
+    // An uneven split is a layout too (search --allow uneven=true): as even as it can be.
+    const ModelSpec& m = p.model;
+    if (!m.count_only && value <= m.layers && m.layers % value != 0) {
+      par.stage_layers.assign(static_cast<std::size_t>(value), m.layers / value);
+      for (int i = 0; i < m.layers % value; ++i) ++par.stage_layers[static_cast<std::size_t>(i)];
+    }
+  }
+  for (RuleViolation& v : check_rules(p, false))
+    if (v.key == key) out.push_back(std::move(v));
+  return out;
+}
+
 }  // namespace trainledger

@@ -1,4 +1,4 @@
-// JSON report, schema trainledger.plan/1 (docs/json-schema.md): base units, stable key order.
+// JSON report, schema trainledger.plan/2 (docs/json-schema.md): base units, stable key order.
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +17,16 @@ using json = nlohmann::ordered_json;
 json number(double v, Unit unit) {
   if (unit == Unit::bytes && std::fabs(v) < 9e15) return static_cast<std::int64_t>(std::llround(v));
   return v;
+}
+
+// A change as the plan-file keys it sets: [{key, from, to}], values as the plan file writes them.
+json changes_json(const Change& change) {
+  json out = json::array();
+  for (const Edit& e : change)
+    out.push_back({{"key", std::string(key_of(e.knob))},
+                   {"from", knob_text(e.knob, e.from)},
+                   {"to", knob_text(e.knob, e.to)}});
+  return out;
 }
 
 json item_json(const LineItem& i) {
@@ -314,7 +324,9 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
       {"gpus_fit", plan.verdict.fits},
       {"host_fits", plan.verdict.host_fits},
       {"peak_bytes", number(plan.verdict.peak_bytes, Unit::bytes)},
-      {"limit_bytes", number(plan.verdict.limit_bytes, Unit::bytes)},
+      {"capacity_bytes", number(plan.verdict.limit_bytes, Unit::bytes)},
+      {"limit_bytes",
+       number(plan.verdict.limit_bytes * (1 - plan.verdict.required_headroom), Unit::bytes)},
       {"headroom", plan.verdict.headroom},
       {"required_headroom", plan.verdict.required_headroom},
       {"fits_with_headroom",
@@ -338,13 +350,8 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
   }
   json levers = json::array();
   for (const Lever& l : plan.levers) {
-    json changes = json::array();
-    for (const Edit& e : l.change)
-      changes.push_back({{"key", std::string(key_of(e.knob))},
-                         {"from", knob_text(e.knob, e.from)},
-                         {"to", knob_text(e.knob, e.to)}});
     levers.push_back({{"knob", change_text(l.change)},
-                      {"changes", changes},
+                      {"changes", changes_json(l.change)},
                       {"tokens_per_s_per_gpu_before", l.throughput_before},
                       {"tokens_per_s_per_gpu_after", l.throughput_after},
                       {"bubble_before", l.bubble_before},
@@ -359,14 +366,7 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
   j["levers"] = levers;
   // What would make a plan fit that does not (docs/json-schema.md): the worst stage's largest
   // items with the change that frees the most, as check's suggestions.
-  json fixes = json::array();
-  for (const Fix& f : plan.fixes)
-    fixes.push_back({{"id", std::string(info(f.item).name)},
-                     {"bytes", number(f.bytes, Unit::bytes)},
-                     {"knob", f.change ? change_text(*f.change) : ""},
-                     {"freed_bytes", number(f.freed_bytes, Unit::bytes)},
-                     {"then_fits", f.then_fits}});
-  j["fixes"] = fixes;
+  j["fixes"] = fixes_json(plan.fixes);
   json warnings = json::array();
   for (const std::string& w : loaded.warnings) warnings.push_back(w);
   for (const std::string& w : plan.warnings) warnings.push_back(w);
@@ -383,6 +383,18 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
 std::string render_json(const PlanResult& plan, const PlanSource& loaded) {
   return plan_json(plan, loaded).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
          "\n";
+}
+
+nlohmann::ordered_json fixes_json(const std::vector<Fix>& fixes) {
+  json out = json::array();
+  for (const Fix& f : fixes)
+    out.push_back({{"id", std::string(info(f.item).name)},
+                   {"bytes", number(f.bytes, Unit::bytes)},
+                   {"changes", f.change ? changes_json(*f.change) : json::array()},
+                   {"knob", f.change ? change_text(*f.change) : ""},
+                   {"freed_bytes", number(f.freed_bytes, Unit::bytes)},
+                   {"then_fits", f.then_fits}});
+  return out;
 }
 
 }  // namespace trainledger::report

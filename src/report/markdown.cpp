@@ -146,7 +146,7 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
                                 : fmt::format("`{}`", fmt::join(loaded.measured, "`, `")),
         loaded.assumed.empty() ? "nothing"
                                : fmt::format("`{}`", fmt::join(loaded.assumed, "`, `")));
-  out += "\n" + memory_section(plan, memory_view(plan), u, options.phase);
+  out += "\n" + memory_section(plan, memory_view(plan, options.stages), u, options.phase);
   out += mermaid_charts(plan, u);
   out += "\n" + host_line(plan, u);
   out += "\n**Verdict:** " +

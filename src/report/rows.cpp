@@ -41,10 +41,12 @@ int row_rank(ItemId id) {
 
 }  // namespace
 
-MemoryView memory_view(const PlanResult& plan) {
+MemoryView memory_view(const PlanResult& plan, const std::vector<int>& only) {
   MemoryView v;
   for (const StageMemory& st : plan.stages) {
-    if (!v.columns.empty()) {
+    if (!only.empty()) {
+      if (std::find(only.begin(), only.end(), st.stage) == only.end()) continue;
+    } else if (!v.columns.empty()) {
       StageColumn& last = v.columns.back();
       if (same_ledger(plan.stages[last.representative], st)) {
         last.stages.push_back(st.stage);
@@ -219,9 +221,8 @@ std::vector<std::string> fix_lines(const PlanResult& plan, const std::string& un
                                    double unit_bytes) {
   const Verdict& v = plan.verdict;
   std::vector<std::string> out;
-  const bool near = near_by_band(v) || (plan_fits(v) && v.headroom < v.required_headroom);
-  if (plan_fits(v) && !near) return out;
-  if (v.fits && !v.host_fits) {
+  if (!needs_fixes(v)) return out;
+  if (only_host_over(v)) {
     std::vector<LineItem> items = plan.host.items;
     std::stable_sort(items.begin(), items.end(),
                      [](const LineItem& a, const LineItem& b) { return a.value > b.value; });

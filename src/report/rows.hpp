@@ -30,7 +30,9 @@ struct MemoryView {
   std::vector<MemoryRow> rows;
 };
 
-MemoryView memory_view(const PlanResult& plan);
+// The stages' columns (identical neighbours share one); `only` non-empty: those stages alone,
+// each in its own column (plan --stage).
+MemoryView memory_view(const PlanResult& plan, const std::vector<int>& only = {});
 
 // What a user measures, predicted from a stage's ledger (docs/formulas.md#overheads): the
 // device figure nvidia-smi shows (every item), the caching allocator's peak reserved memory

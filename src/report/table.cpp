@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
+#include <tuple>
 
 #include "format.hpp"
 #include "rows.hpp"
@@ -31,14 +34,14 @@ std::string pad_left(const std::string& s, std::size_t w) {
 
 constexpr std::size_t k_label_width = 36;
 
-// Labels longer than the column are cut with an ellipsis (the full text is in explain, JSON
+// Labels longer than `room` columns are cut with an ellipsis (the full text is in explain, JSON
 // and Markdown).
-std::string fit_label(const std::string& s) {
-  if (width(s) <= k_label_width) return s;
+std::string fit_label(const std::string& s, std::size_t room = k_label_width) {
+  if (width(s) <= room) return s;
   std::string out;
   std::size_t n = 0;
   for (unsigned char c : s) {
-    if ((c & 0xC0) != 0x80 && ++n > k_label_width - 1) break;
+    if ((c & 0xC0) != 0x80 && ++n > room - 1) break;
     out += static_cast<char>(c);
   }
   return out + "…";
@@ -71,54 +74,153 @@ std::string bar(double share, std::size_t cells, bool ascii) {
   return over ? out + "!" : out;
 }
 
+// A column of the table: one column of the view, or (folded) a run of them shown as the range
+// of their values.
+struct Shown {
+  std::string title, role;
+  std::vector<std::size_t> columns;  // of the view
+  std::vector<int> stages;
+};
+
+// The view's columns as shown: every one, unless the table is wider than `limit` (a terminal's
+// width; 0: no limit), when the first, the last and the worst stage's columns stay and each run
+// between them becomes one range column.
+std::vector<Shown> shown_columns(const PlanResult& plan, const MemoryView& v, bool fold) {
+  std::vector<Shown> out;
+  const auto has = [&](std::size_t c, int stage) {
+    const std::vector<int>& s = v.columns[c].stages;
+    return std::find(s.begin(), s.end(), stage) != s.end();
+  };
+  const int last = plan.input.parallel.pp - 1;
+  for (std::size_t c = 0; c < v.columns.size(); ++c) {
+    const StageColumn& col = v.columns[c];
+    const bool keep = !fold || has(c, 0) || has(c, last) || has(c, plan.verdict.worst_stage);
+    if (!keep && !out.empty() && out.back().role == "range") {
+      Shown& r = out.back();
+      r.columns.push_back(c);
+      r.stages.insert(r.stages.end(), col.stages.begin(), col.stages.end());
+      r.title = fmt::format("stages {}-{}", r.stages.front(), r.stages.back());
+      continue;
+    }
+    out.push_back(Shown{col.title, keep ? col.role : "range", {c}, col.stages});
+  }
+  return out;
+}
+
 std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u,
                          const std::string& phase, const Options& o) {
-  Layout w{5, 0, 10};
-  for (const MemoryRow& r : v.rows) {
-    w.id = std::max(w.id, width(r.id));
-    w.label = std::max(w.label, width(fit_label(r.label)));
+  const std::size_t id_width = [&] {
+    std::size_t n = 5;
+    for (const MemoryRow& r : v.rows) n = std::max(n, width(r.id));
+    return n;
+  }();
+  const std::string dash = o.ascii ? "-" : "–";
+  // A cell: the value of one column, or the range over a folded run ("-" where none has it).
+  const auto cell = [&](const Shown& s,
+                        const std::function<std::optional<double>(std::size_t)>& at) {
+    std::optional<double> lo, hi;
+    for (std::size_t c : s.columns)
+      if (const std::optional<double> x = at(c)) {
+        lo = lo ? std::min(*lo, *x) : *x;
+        hi = hi ? std::max(*hi, *x) : *x;
+      }
+    if (!lo) return std::string("-");
+    const std::string a = format_memory(*lo, u), b = format_memory(*hi, u);
+    return a == b ? a : a + dash + b;
+  };
+  const auto stage_of = [&](std::size_t c) -> const StageMemory& {
+    return plan.stages[v.columns[c].representative];
+  };
+  const auto build = [&](const std::vector<Shown>& cols, std::size_t label_room) {
+    std::size_t label = 0, column = 10;
+    for (const MemoryRow& r : v.rows)
+      label = std::max(label, width(fit_label(r.label, label_room)));
+    std::vector<std::vector<std::string>> cells;  // per row of values, per shown column
+    for (const MemoryRow& r : v.rows) {
+      cells.emplace_back();
+      for (const Shown& s : cols)
+        cells.back().push_back(cell(s, [&](std::size_t c) { return r.values[c]; }));
+    }
+    const auto total_of = [&](double Comparable::*field) {
+      std::vector<std::string> row;
+      for (const Shown& s : cols)
+        row.push_back(cell(s, [&](std::size_t c) -> std::optional<double> {
+          return field ? comparable(stage_of(c)).*field : stage_of(c).peak_bytes;
+        }));
+      return row;
+    };
+    const std::vector<std::vector<std::string>> totals = {
+        total_of(nullptr), total_of(&Comparable::state), total_of(&Comparable::allocated),
+        total_of(&Comparable::reserved), total_of(&Comparable::device)};
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      column = std::max(column, width(cols[k].title) + 2);
+      for (const auto& row : cells) column = std::max(column, width(row[k]) + 2);
+      for (const auto& row : totals) column = std::max(column, width(row[k]) + 2);
+    }
+    return std::make_tuple(label, column, cells, totals);
+  };
+  // On a terminal narrower than the table, a wide pipeline folds, and labels take the room left.
+  std::vector<Shown> cols = shown_columns(plan, v, false);
+  auto [label, column, cells, totals] = build(cols, k_label_width);
+  std::size_t room = k_label_width;
+  if (o.width > 0) {
+    if (id_width + 2 + label + cols.size() * column > o.width && cols.size() > 3) {
+      cols = shown_columns(plan, v, true);
+      std::tie(label, column, cells, totals) = build(cols, room);
+    }
+    const std::size_t used = id_width + 2 + cols.size() * column;
+    std::size_t longest = 0;
+    for (const MemoryRow& r : v.rows) longest = std::max(longest, width(r.label));
+    // Whole labels where there is room; on a narrow terminal, cut to what is left (12 at least).
+    room = o.width > used + 12 ? std::min(longest, o.width - used) : 12;
+    if (room != k_label_width) std::tie(label, column, cells, totals) = build(cols, room);
   }
-  for (const StageColumn& c : v.columns) w.column = std::max(w.column, width(c.title) + 2);
+  const std::size_t lead = id_width + 2 + label;
   std::string out;
   const std::string head =
       phase.empty() ? fmt::format("Memory per GPU ({})", memory_unit_name(u))
                     : fmt::format("Memory per GPU ({}), {} phase", memory_unit_name(u), phase);
-  out += pad_right(head, w.id + 2 + w.label);
-  for (const StageColumn& c : v.columns) out += pad_left(c.title, w.column);
-  out += "\n" + std::string(w.id + 2 + w.label, ' ');
-  for (const StageColumn& c : v.columns) out += pad_left(c.role, w.column);
+  out += pad_right(head, lead);
+  for (const Shown& c : cols) out += pad_left(c.title, column);
+  out += "\n" + std::string(lead, ' ');
+  for (const Shown& c : cols) out += pad_left(c.role, column);
   out += "\n";
-  for (const MemoryRow& r : v.rows) {
-    out += pad_right(r.id, w.id + 2) + pad_right(fit_label(r.label), w.label);
-    for (const auto& value : r.values)
-      out += pad_left(value ? format_memory(*value, u) : "-", w.column);
+  for (std::size_t r = 0; r < v.rows.size(); ++r) {
+    out +=
+        pad_right(v.rows[r].id, id_width + 2) + pad_right(fit_label(v.rows[r].label, room), label);
+    for (const std::string& value : cells[r]) out += pad_left(value, column);
     out += "\n";
   }
-  out += pad_right("total", w.id + 2 + w.label);
-  for (const StageColumn& c : v.columns)
-    out += pad_left(format_memory(plan.stages[c.representative].peak_bytes, u), w.column);
-  // The figures a user compares with (docs/formulas.md#overheads).
-  const auto compare_row = [&](const std::string& label, double Comparable::*field) {
-    out += "\n" + pad_right("  " + label, w.id + 2 + w.label);
-    for (const StageColumn& c : v.columns)
-      out += pad_left(format_memory(comparable(plan.stages[c.representative]).*field, u), w.column);
-  };
-  compare_row("persistent state (weights, grads, optimizer)", &Comparable::state);
-  compare_row("as torch.cuda.max_memory_allocated", &Comparable::allocated);
-  compare_row("as torch.cuda.max_memory_reserved", &Comparable::reserved);
-  compare_row("as nvidia-smi (the total)", &Comparable::device);
-  out += "\n" +
-         pad_right("capacity " + memory_with_unit(plan.verdict.limit_bytes, u), w.id + 2 + w.label);
-  for (const StageColumn& c : v.columns)
-    out += pad_left(plan.stages[c.representative].fits ? "fits" : "OVER", w.column);
-  // Each stage's peak against the capacity, as a bar.
+  // The total, then the figures a user compares with (docs/formulas.md#overheads).
+  const char* const labels[] = {"total", "  persistent state (weights, grads, optimizer)",
+                                "  as torch.cuda.max_memory_allocated",
+                                "  as torch.cuda.max_memory_reserved",
+                                "  as nvidia-smi (the total)"};
+  for (std::size_t t = 0; t < totals.size(); ++t) {
+    out += (t ? "\n" : "") + pad_right(fit_label(labels[t], std::max(lead, k_label_width)), lead);
+    for (const std::string& value : totals[t]) out += pad_left(value, column);
+  }
+  out += "\n" + pad_right("capacity " + memory_with_unit(plan.verdict.limit_bytes, u), lead);
+  for (const Shown& s : cols) {
+    std::size_t over = 0, stages = 0;
+    for (std::size_t c : s.columns) {
+      stages += v.columns[c].stages.size();
+      if (!stage_of(c).fits) over += v.columns[c].stages.size();
+    }
+    out += pad_left(over == 0                             ? "fits"
+                    : s.role != "range" || over == stages ? "OVER"
+                                                          : fmt::format("{} OVER", over),
+                    column);
+  }
+  // Each column's (largest) peak against the capacity, as a bar.
   const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes);
   if (capacity > 0) {
-    out += "\n" + pad_right("  peak / capacity", w.id + 2 + w.label);
+    out += "\n" + pad_right("  peak / capacity", lead);
     const double limit = capacity * (1 - plan.verdict.required_headroom);
-    for (const StageColumn& c : v.columns) {
-      const double peak = plan.stages[c.representative].peak_bytes;
-      const std::string b = "  " + bar(peak / capacity, w.column - 2, o.ascii);
+    for (const Shown& s : cols) {
+      double peak = 0;
+      for (std::size_t c : s.columns) peak = std::max(peak, stage_of(c).peak_bytes);
+      const std::string b = "  " + bar(peak / capacity, column - 2, o.ascii);
       if (!o.color) {
         out += b;
         continue;
@@ -128,7 +230,12 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
     }
     while (!o.color && !out.empty() && out.back() == ' ') out.pop_back();
   }
-  return out + "\n";
+  out += "\n";
+  for (const Shown& s : cols)
+    if (s.role == "range")
+      out +=
+          fmt::format("({} folded: each cell is the range over them; --stage N or all)\n", s.title);
+  return out;
 }
 
 std::string phases_line(const PlanResult& plan, MemUnits u) {
@@ -140,14 +247,19 @@ std::string phases_line(const PlanResult& plan, MemUnits u) {
 }
 
 // One row per item: id, label, value in its unit, and for seconds the share of the step.
+// `columns`: the terminal's width (0: none), which labels may use up to the values.
 std::string items_rows(const std::string& title, const std::vector<LineItem>& items, MemUnits u,
-                       double step_s) {
+                       double step_s, std::size_t columns) {
   if (items.empty()) return "";
-  std::size_t wid = 4, wlab = 0;
+  std::size_t wid = 4, wlab = 0, longest = 0;
   for (const LineItem& i : items) {
     wid = std::max(wid, width(i.id));
-    wlab = std::max(wlab, width(fit_label(i.label)));
+    longest = std::max(longest, width(i.label));
   }
+  std::size_t room = k_label_width;
+  if (columns > wid + 2 + 22 + 9 + k_label_width)
+    room = std::max(k_label_width, std::min(longest, columns - (wid + 2 + 22 + 9)));
+  for (const LineItem& i : items) wlab = std::max(wlab, width(fit_label(i.label, room)));
   std::vector<std::string> values;
   std::size_t wval = 22;
   for (const LineItem& i : items) {
@@ -169,20 +281,20 @@ std::string items_rows(const std::string& title, const std::vector<LineItem>& it
     for (const Collective& c : i.collectives)
       calls += (calls.empty() ? "  " : ", ") +
                fmt::format("{} × {} ({})", format_number(c.calls_per_step), c.collective, c.link);
-    out += pad_right(i.id, wid + 2) + pad_right(fit_label(i.label), wlab) +
+    out += pad_right(i.id, wid + 2) + pad_right(fit_label(i.label, room), wlab) +
            pad_left(values[k], wval) + pad_left(share, 9) + calls + "\n";
   }
   return out;
 }
 
-std::string time_section(const PlanResult& plan, MemUnits u) {
+std::string time_section(const PlanResult& plan, MemUnits u, std::size_t columns) {
   const LineItem* step = find_item(plan.time, ItemId::time_step);
   std::string out =
-      items_rows("Step time (share of the step)", plan.time, u, step ? step->value : 0);
+      items_rows("Step time (share of the step)", plan.time, u, step ? step->value : 0, columns);
   if (step) out += throughput_line(plan) + "\n";
   if (step && plan.step_band.cases > 0) out += time_band_line(plan) + "\n";
-  out += items_rows("Communication per GPU per step", plan.communication, u, 0);
-  out += items_rows("Checkpoints and failures", plan.reliability, u, 0);
+  out += items_rows("Communication per GPU per step", plan.communication, u, 0, columns);
+  out += items_rows("Checkpoints and failures", plan.reliability, u, 0, columns);
   if (!plan.levers.empty()) {
     out += "\nLevers:\n";
     for (const Lever& l : plan.levers)
@@ -228,7 +340,7 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
         loaded.measured.empty() ? "nothing" : fmt::format("{}", fmt::join(loaded.measured, ", ")),
         loaded.assumed.empty() ? "nothing" : fmt::format("{}", fmt::join(loaded.assumed, ", ")));
   out += "\n";
-  out += memory_table(plan, memory_view(plan), u, options.phase, options);
+  out += memory_table(plan, memory_view(plan, options.stages), u, options.phase, options);
   out += phases_line(plan, u);
   out += host_line(plan, u);
   out += "\nVerdict: " +
@@ -239,7 +351,7 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
     out += "To make it fit:\n";
     for (const std::string& f : fixes) out += "  " + f + "\n";
   }
-  out += time_section(plan, u);
+  out += time_section(plan, u, options.width);
   for (const std::string& w : loaded.warnings) out += "warning: " + w + "\n";
   for (const std::string& w : plan.warnings) out += "warning: " + w + "\n";
   out += "Formulas and sources: trainledger explain ITEM (e.g. trainledger explain optimizer.m)\n";

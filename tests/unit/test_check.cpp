@@ -54,12 +54,22 @@ TEST_CASE("check --format json reports every plan for CI", "[check][json]") {
   const auto r = run_cli({"check", k_default, k_fsdp, "--capacity", "85 GiB", "--format", "json"});
   CHECK(r.code == 1);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["schema"] == "trainledger.check/1");
+  CHECK(j["schema"] == "trainledger.check/2");
   REQUIRE(j["plans"].size() == 2);
   CHECK(j["plans"][0]["status"] == "ok");
   CHECK(j["plans"][1]["status"] == "NEAR");
   REQUIRE(j["plans"][1]["suggestions"].size() == 3);
-  CHECK(j["plans"][1]["suggestions"][0]["knob"] == "recompute = full");
+  const auto& first = j["plans"][1]["suggestions"][0];
+  CHECK(first["knob"] == "recompute = full");
+  // The change as data: the plan-file key it sets, from and to as the plan file writes them.
+  REQUIRE(first["changes"].size() == 1);
+  CHECK(first["changes"][0]["key"] == "training.recompute");
+  CHECK(first["changes"][0]["from"] == "none");
+  CHECK(first["changes"][0]["to"] == "full");
+  // The limit is the capacity less the headroom, in plan's verdict as in check.
+  CHECK(j["plans"][1]["capacity_bytes"] == std::int64_t{85} << 30);
+  CHECK(j["plans"][1]["limit_bytes"].get<double>() ==
+        Approx(0.9 * static_cast<double>(std::int64_t{85} << 30)).epsilon(1e-9));
 }
 
 TEST_CASE("check exits 2 on invalid input and still reports every plan", "[check][errors]") {
@@ -198,7 +208,35 @@ TEST_CASE("check's JSON counts bytes in whole bytes and lists broken plans", "[c
   }
   CHECK(j["plans"][1]["status"] == "ERROR");
   REQUIRE(j["plans"][1]["errors"].size() == 1);
-  CHECK(j["plans"][1]["errors"][0].get<std::string>().find("no-such.toml") != std::string::npos);
+  const auto& e = j["plans"][1]["errors"][0];
+  CHECK(e["file"].get<std::string>().find("no-such.toml") != std::string::npos);
+  CHECK(e["text"].get<std::string>().find("no-such.toml") != std::string::npos);
+  CHECK(e["message"].get<std::string>().find("no such file") != std::string::npos);
+}
+
+TEST_CASE("check's JSON errors carry the file, line and column of each", "[check][json]") {
+  const auto r = run_cli({"check", source_path("tests/data/bad-value.toml"), "--format", "json"});
+  CHECK(r.code == 2);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "trainledger.check/2");
+  REQUIRE(j["plans"][0]["errors"].size() >= 1);
+  const auto& e = j["plans"][0]["errors"][0];
+  CHECK(e["file"].get<std::string>().find("bad-value.toml") != std::string::npos);
+  CHECK(e["option"].is_null());
+  CHECK(e["line"].get<int>() >= 1);
+  CHECK(e["column"].get<int>() >= 1);
+  // The text is the line as printed: file:line:column: message.
+  CHECK(e["text"].get<std::string>() == "trainledger: error: " + e["file"].get<std::string>() +
+                                            ":" + std::to_string(e["line"].get<int>()) + ":" +
+                                            std::to_string(e["column"].get<int>()) + ": " +
+                                            e["message"].get<std::string>());
+  // An option's error names the option.
+  const auto set = run_cli({"check", "default", "--set", "parallel.tp=abc", "--format", "json"});
+  CHECK(set.code == 2);
+  const auto k = nlohmann::json::parse(set.out);
+  const auto& o = k["plans"][0]["errors"][0];
+  CHECK(o["file"].is_null());
+  CHECK(o["option"] == "--set");
 }
 
 TEST_CASE("check --format junit and github show CI systems the failing plans", "[check]") {

@@ -285,7 +285,7 @@ TEST_CASE("plan --format json is valid JSON with the contract's keys", "[cli][js
   const auto r = run_cli({"plan", "--format", "json"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["schema"] == "trainledger.plan/1");
+  CHECK(j["schema"] == "trainledger.plan/2");
   for (const char* key : {"version", "inputs", "origins", "derived", "memory", "communication",
                           "time", "reliability", "verdict", "warnings"})
     CHECK(j.contains(key));

@@ -197,12 +197,19 @@ TEST_CASE("search --fix with a value no layout can take says why and what can",
   const auto r = run_cli({"search", "--fix", "tp=3", "--no-progress"});
   CHECK(r.code == 2);
   CHECK(r.out.empty());
-  CHECK(r.err ==
-        "trainledger: error: --fix: tp = 3: no layout can take it: tp must divide model.heads "
-        "(64) and the 64 GPUs (possible: 1, 2, 4, 8, 16, 32, 64)\n");
+  // The core's rules say why (check_rules), each once, then the values that can be taken.
+  CHECK(r.err.rfind("trainledger: error: --fix: tp = 3: no layout can take it: parallel.tp (3) "
+                    "must divide the 64 GPUs; parallel.tp (3) must divide model.heads (64); ",
+                    0) == 0);
+  CHECK(r.err.find("(possible: 1, 2, 4, 8, 16, 32, 64)\n") != std::string::npos);
   const auto ep = run_cli({"search", "--allow", "ep=2,4", "--no-progress"});
   CHECK(ep.code == 2);
-  CHECK(ep.err.find("ep > 1 needs a mixture-of-experts model") != std::string::npos);
+  CHECK(ep.err.find("parallel.ep (2) needs a MoE model") != std::string::npos);
+  // The core's rules, all of them: a tp that divides the heads but not the MLP width is refused.
+  const auto ffn =
+      run_cli({"search", "--set", "model.ffn=1000", "--fix", "tp=16", "--no-progress"});
+  CHECK(ffn.code == 2);
+  CHECK(ffn.err.find("parallel.tp (16) must divide the MLP width (1000)") != std::string::npos);
   // One possible value among those allowed is enough.
   const auto some = run_cli({"search", "--allow", "tp=3,8", "--no-progress", "--top", "1"});
   CHECK(some.code == 0);
@@ -283,4 +290,106 @@ TEST_CASE("a model read from config.json is named from it, not \"custom model\""
   // A local path names the folder it was saved from.
   CHECK(name_of("\"_name_or_path\": \"/data/ckpt/my-run-7/\", ") == "my-run-7");
   fs::remove_all(dir);
+}
+
+namespace {
+
+// Display columns of UTF-8 text (every glyph the table uses is one column).
+std::size_t columns_of(const std::string& line) {
+  std::size_t n = 0;
+  for (unsigned char c : line)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+// The memory table's lines: from its head to the line after the bars.
+std::vector<std::string> memory_lines(const std::string& out) {
+  std::vector<std::string> lines;
+  const std::size_t start = out.find("Memory per GPU");
+  const std::size_t end = out.find("phases of stage", start);
+  std::size_t at = start;
+  while (at < end) {
+    const std::size_t nl = out.find('\n', at);
+    lines.push_back(out.substr(at, nl - at));
+    at = nl + 1;
+  }
+  return lines;
+}
+
+const std::vector<std::string> k_pp16 = {"plan",          "--set", "parallel.pp=16", "--set",
+                                         "parallel.dp=1", "--set", "parallel.tp=4"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("a 16-stage pipeline folds to the terminal's width", "[first-hour][table]") {
+  const auto wide = run_cli(with(k_pp16, {"--width", "0"}));
+  REQUIRE(wide.code == 0);
+  std::size_t widest = 0;
+  for (const std::string& l : memory_lines(wide.out)) widest = std::max(widest, columns_of(l));
+  CHECK(widest > 200);  // every stage its own column
+  CHECK(wide.out.find("stage 7") != std::string::npos);
+  const auto folded = run_cli(with(k_pp16, {"--width", "120"}));
+  REQUIRE(folded.code == 0);
+  for (const std::string& l : memory_lines(folded.out)) CHECK(columns_of(l) <= 120);
+  // The first, the last and the worst stage stay; the others are one column of ranges.
+  CHECK(folded.out.find("stage 0") != std::string::npos);
+  CHECK(folded.out.find("stage 15") != std::string::npos);
+  CHECK(folded.out.find("stages 1-14") != std::string::npos);
+  CHECK(folded.out.find("range") != std::string::npos);
+  CHECK(folded.out.find("stage 7 ") == std::string::npos);
+  CHECK(folded.out.find("(stages 1-14 folded: each cell is the range") != std::string::npos);
+  // The verdict and its fixes are the same as unfolded.
+  const auto verdict = [](const std::string& out) {
+    const std::size_t at = out.find("Verdict:");
+    return out.substr(at, out.find("Step time") - at);
+  };
+  CHECK(verdict(folded.out) == verdict(wide.out));
+  // An 80-column terminal: labels are cut to the room left, nothing runs over.
+  const auto narrow = run_cli(with(k_pp16, {"--width", "80"}));
+  for (const std::string& l : memory_lines(narrow.out)) CHECK(columns_of(l) <= 80);
+}
+
+TEST_CASE("plan --stage shows the stages asked for", "[first-hour][table]") {
+  const auto worst = run_cli(with(k_pp16, {"--stage", "worst"}));
+  REQUIRE(worst.code == 0);
+  const std::vector<std::string> lines = memory_lines(worst.out);
+  REQUIRE(!lines.empty());
+  CHECK(lines.front().find("stage 0") != std::string::npos);  // the peak is on the first stage
+  CHECK(lines.front().find("stage 15") == std::string::npos);
+  CHECK(worst.out.find("worst rank is stage 0") != std::string::npos);
+  const auto two = run_cli(with(k_pp16, {"--stage", "3,15", "--width", "80"}));
+  REQUIRE(two.code == 0);
+  const std::string head = memory_lines(two.out).front();
+  CHECK(head.find("stage 3") != std::string::npos);
+  CHECK(head.find("stage 15") != std::string::npos);
+  CHECK(head.find("stage 0") == std::string::npos);
+  // --stage all: every stage, never folded.
+  const auto all = run_cli(with(k_pp16, {"--stage", "all", "--width", "80"}));
+  CHECK(all.out.find("stage 7") != std::string::npos);
+  // Markdown shows the same stages.
+  const auto md = run_cli(with(k_pp16, {"--stage", "15", "--format", "markdown"}));
+  REQUIRE(md.code == 0);
+  CHECK(md.out.find("stage 15") != std::string::npos);
+  CHECK(md.out.find("| stage 0 ") == std::string::npos);
+  for (const char* bad : {"16", "-1", "x", "1,", "worst,1"}) {
+    const auto r = run_cli(with(k_pp16, {"--stage", bad}));
+    INFO(bad);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--stage") != std::string::npos);
+    CHECK(r.err.find("from 0 to 15") != std::string::npos);
+  }
+}
+
+TEST_CASE("labels are whole where the terminal has room", "[first-hour][table]") {
+  const auto narrow = run_cli({"plan", "--width", "0"});
+  const auto wide = run_cli({"plan", "--width", "250"});
+  REQUIRE(wide.code == 0);
+  CHECK(narrow.out.find("hardware FLOPs utilization (with re…") != std::string::npos);
+  CHECK(wide.out.find("hardware FLOPs utilization (with recompute)") != std::string::npos);
+  CHECK(wide.out.find("…") == std::string::npos);
 }

@@ -34,12 +34,14 @@ void require_valid(const nlohmann::json& s, const std::vector<std::string>& args
 
 }  // namespace
 
-TEST_CASE("plan's JSON validates against trainledger.plan/1", "[json][schema]") {
+TEST_CASE("plan's JSON validates against trainledger.plan/2", "[json][schema]") {
   const auto s = schema("trainledger.plan.schema.json");
   require_valid(s, {"plan", "--format", "json"});
   require_valid(s, {"plan", "--format", "json", "--phase", "optimizer"});
   require_valid(s, {"plan", "--format", "json", "--max", "micro_batch"});
   require_valid(s, {"plan", "--format", "json", "--max", "seq_len"});
+  // A plan that does not fit: its fixes, with their changes.
+  require_valid(s, {"plan", "--format", "json", "--set", "training.micro_batch=4"});
   for (const char* plan :
        {"tests/data/count-only.toml", "tests/data/no-bandwidth.toml",
         "tests/data/guessed-arch.toml", "configs/plans/llama-2-7b-qlora.toml",
@@ -59,7 +61,7 @@ TEST_CASE("plan's JSON validates against trainledger.plan/1", "[json][schema]") 
   }
 }
 
-TEST_CASE("check's JSON validates against trainledger.check/1", "[json][schema]") {
+TEST_CASE("check's JSON validates against trainledger.check/2", "[json][schema]") {
   const auto s = schema("trainledger.check.schema.json");
   const std::string fsdp = source_path("configs/plans/llama-3.1-8b-fsdp.toml");
   require_valid(s, {"check", "default", "--format", "json"});
@@ -67,6 +69,8 @@ TEST_CASE("check's JSON validates against trainledger.check/1", "[json][schema]"
   require_valid(s, {"check", fsdp, source_path("tests/data/no-such.toml"), "--format", "json"});
   require_valid(
       s, {"check", source_path("tests/data/guessed-arch.toml"), "--strict", "--format", "json"});
+  require_valid(s, {"check", source_path("tests/data/bad-value.toml"), "--format", "json"});
+  require_valid(s, {"check", "default", "--set", "parallel.tp=abc", "--format", "json"});
 }
 
 TEST_CASE("the schema validator rejects what the schemas forbid", "[json][schema]") {
