@@ -48,20 +48,23 @@ struct ResolvedValue {
 
 struct LoadedPlan {
   PlanInput input;
-  std::string source;                   // the plan file, or "(default plan)"
-  std::vector<ResolvedValue> resolved;  // every key with a value, in table order
-  std::vector<std::string> warnings;    // e.g. a derived count that differs from a published one
-  std::vector<std::string> guesses;     // of the warnings, what the inputs do not state
-  std::string calibration;              // the profile applied, if any
-  std::vector<std::string> measured;    // keys it set (section.key)
-  std::vector<std::string> assumed;     // measurable keys still assumed (default or preset)
+  std::string source;                      // the plan file, or "(default plan)"
+  std::vector<ResolvedValue> resolved;     // every key with a value, in table order
+  std::vector<std::string> warnings;       // e.g. a derived count that differs from a published one
+  std::vector<std::string> guesses;        // of the warnings, what the inputs do not state
+  std::string calibration;                 // the profiles applied, if any ("a.toml, b.toml")
+  std::vector<std::string> measured;       // keys they set (section.key)
+  std::vector<std::string> measured_from;  // per measured key, the profile that set it
+  std::vector<std::string> assumed;        // measurable keys still assumed (default or preset)
   // Where the inputs came from, as the reports show it.
   PlanSource plan_source() const;
 };
 
 struct LoadOptions {
   std::vector<std::string> sets;  // "section.key=value"
-  std::string calibration;        // a calibration profile (TOML) whose measured values apply
+  // Calibration profiles (TOML) whose measured values apply, in order: a later profile's keys
+  // win over an earlier one's.
+  std::vector<std::string> calibration;
   // --from KIND FILE: training configs to import (deepspeed, megatron, torchtitan), read from
   // the command line's paths.
   std::vector<std::pair<std::string, std::string>> imports = {};

@@ -117,9 +117,10 @@ struct PlanSource {
   std::string name;                                          // the plan file, or "(default plan)"
   std::vector<std::pair<std::string, std::string>> origins;  // key → "plan.toml:12:7", "--set"
   std::vector<std::string> warnings;                         // the loader's warnings
-  std::string calibration;            // the calibration profile applied, if any
-  std::vector<std::string> measured;  // keys it measured
-  std::vector<std::string> assumed;   // measurable keys still assumed
+  std::string calibration;                 // the calibration profiles applied, if any ("a, b")
+  std::vector<std::string> measured;       // keys they measured
+  std::vector<std::string> measured_from;  // per measured key, the profile that set it
+  std::vector<std::string> assumed;        // measurable keys still assumed
 };
 
 struct PlanResult {

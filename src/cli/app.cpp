@@ -37,13 +37,16 @@ void add_plan_options(CLI::App& sub, PlanOptions& o) {
   sub.add_option("plan", o.plan,
                  "plan file (TOML), - for stdin; default: the embedded default plan");
   sub.add_option("--set", o.sets, "override a key: --set section.key=value (repeatable)")
-      ->type_name("KEY=VALUE");
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);  // one value per --set: a plan file after it stays a plan
   sub.add_option("--units", o.units, "memory units: gib (default, like nvidia-smi) or gb")
       ->check(CLI::IsMember({"gib", "gb"}));
   sub.add_option("--calibration", o.calibration,
                  "a calibration profile (trainledger calibrate import): its measured bandwidths "
-                 "and latencies replace assumed ones; those items become kind measured")
-      ->type_name("PROFILE");
+                 "and latencies replace assumed ones; those items become kind measured "
+                 "(repeatable: a later profile's keys win, and the reports say which set each)")
+      ->type_name("PROFILE")
+      ->allow_extra_args(false);
   add_from_option(sub, o.from);
 }
 

@@ -31,19 +31,19 @@ struct PlanOptions {
   std::vector<std::string> sets;  // --set section.key=value
   std::string format = "table";
   std::string units = "gib";
-  std::string max;                    // plan --max micro_batch|seq_len
-  std::string keep = "global_batch";  // plan --max micro_batch: what stays fixed
-  std::string phase;                  // plan --phase: the ledger of this phase
-  std::string headroom = "10%";       // share of the capacity kept free (check's default)
-  std::string confidence = "90%";     // the bands' confidence; "off": the estimate alone
-  std::string calibration;            // --calibration PROFILE
-  std::vector<std::string> from;      // --from KIND FILE, flattened
-  std::string emit;                   // plan --emit megatron|deepspeed|torchtitan
-  std::string chart = "memory";       // plan --format svg --chart NAME
-  bool ascii = false;                 // plan: ASCII bars in the table
-  std::string stage;                  // plan --stage N[,N...]|worst|all
-  int width = -1;                     // plan --width: the table's columns (-1: the terminal's)
-  bool free_layout = false;           // search: the layout keys are not validated (LoadOptions)
+  std::string max;                       // plan --max micro_batch|seq_len
+  std::string keep = "global_batch";     // plan --max micro_batch: what stays fixed
+  std::string phase;                     // plan --phase: the ledger of this phase
+  std::string headroom = "10%";          // share of the capacity kept free (check's default)
+  std::string confidence = "90%";        // the bands' confidence; "off": the estimate alone
+  std::vector<std::string> calibration;  // --calibration PROFILE (repeatable; later ones win)
+  std::vector<std::string> from;         // --from KIND FILE, flattened
+  std::string emit;                      // plan --emit megatron|deepspeed|torchtitan
+  std::string chart = "memory";          // plan --format svg --chart NAME
+  bool ascii = false;                    // plan: ASCII bars in the table
+  std::string stage;                     // plan --stage N[,N...]|worst|all
+  int width = -1;                        // plan --width: the table's columns (-1: the terminal's)
+  bool free_layout = false;              // search: the layout keys are not validated (LoadOptions)
   // The default plan with a model (or cluster) but no layout from --set, when the default's
   // layout does not suit it: the fastest layout that fits (search turns it off: it searches).
   bool choose_layout = true;
@@ -79,9 +79,9 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err);
 struct CheckOptions {
   std::vector<std::string> plans;
   std::vector<std::string> sets;
-  std::string calibration;        // --calibration PROFILE
-  std::vector<std::string> from;  // --from KIND FILE, flattened
-  std::string capacity;           // empty: each plan's GPU memory
+  std::vector<std::string> calibration;  // --calibration PROFILE (repeatable)
+  std::vector<std::string> from;         // --from KIND FILE, flattened
+  std::string capacity;                  // empty: each plan's GPU memory
   std::string headroom = "10%";
   std::string confidence = "90%";
   bool strict = false;  // a plan resting on a guess fails (exit 4)
@@ -136,9 +136,10 @@ struct CalibrateOptions {
   double step_time = 0;  // 0: not given
   std::vector<std::string> logs;
   std::string output;  // empty: standard output
-  std::string collective;
-  int ranks = 0;
-  int nodes = 0;
+  // calibrate import: one value for every log, or one per log in the logs' order.
+  std::vector<std::string> collective;
+  std::vector<int> ranks;
+  std::vector<int> nodes;
   std::string gpu_name;
   // probe
   std::string backend = "auto";

@@ -96,17 +96,28 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
   import->add_option("logs", o.logs, "nccl-tests logs, one test per file")->required();
   import->add_option("-o,--output", o.output,
                      "write the profile here (atomically); default: print it");
-  import->add_option("--collective", o.collective,
-                     "the collective, when the log does not name its X_perf command: "
-                     "all_reduce, all_gather, reduce_scatter, alltoall or sendrecv");
+  // --collective, --ranks and --nodes: one value for every log, or a comma-separated value per
+  // log (an intra-node and a multi-node log in one profile).
+  import
+      ->add_option("--collective", o.collective,
+                   "the collective, when the log does not name its X_perf command: "
+                   "all_reduce, all_gather, reduce_scatter, alltoall or sendrecv (one for every "
+                   "log, or one per log: all_reduce,all_gather)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   import
       ->add_option("--ranks", o.ranks,
                    "ranks in the test, when the log lists no devices (default: from its "
-                   "busbw/algbw ratio)")
+                   "busbw/algbw ratio); one for every log, or one per log: 8,16")
+      ->delimiter(',')
+      ->allow_extra_args(false)
       ->check(CLI::Range(1, 1 << 20));
   import
       ->add_option("--nodes", o.nodes,
-                   "nodes the ranks ran on, when the log lists no devices (1: one node)")
+                   "nodes the ranks ran on, when the log lists no devices (1: one node); one "
+                   "for every log, or one per log: 1,2")
+      ->delimiter(',')
+      ->allow_extra_args(false)
       ->check(CLI::Range(1, 1 << 20));
   compare = sub->add_subcommand(
       "compare",
@@ -130,7 +141,8 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
   probe->add_option("plan", o.plan.plan,
                     "a plan whose matmul shapes the GEMM probe times (default: 8192³)");
   probe->add_option("--set", o.plan.sets, "override a key of the plan: --set section.key=value")
-      ->type_name("KEY=VALUE");
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);  // one value per --set: a plan file after it stays a plan
   probe->add_option("-o,--output", o.output,
                     "write the profile here (rank 0, atomically); default: print it");
   const std::vector<std::string> built = probe::available_backends();
@@ -170,14 +182,30 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
 }
 
 int run_calibrate_import(const CalibrateOptions& o, std::ostream& out, std::ostream& /*err*/) {
-  calibrate::ImportHints hints;
-  hints.collective = o.collective;
-  hints.ranks = o.ranks;
-  hints.nodes = o.nodes;
-  hints.gpu_name = o.gpu_name;
+  // A per-log option has one value for every log or one per log.
+  const auto per_log = [&](const char* option, std::size_t given) {
+    if (given > 1 && given != o.logs.size())
+      throw config::ConfigError({config::Diagnostic{
+          config::Origin{option, 0, 0, "option"},
+          fmt::format("{} values for {} logs: give one value for every log, or one per log in "
+                      "the logs' order",
+                      given, o.logs.size())}});
+  };
+  per_log("--collective", o.collective.size());
+  per_log("--ranks", o.ranks.size());
+  per_log("--nodes", o.nodes.size());
+  const auto pick = [](const auto& values, std::size_t i, auto none) {
+    return values.empty() ? none : values.size() == 1 ? values.front() : values[i];
+  };
   std::vector<calibrate::Sweep> sweeps;
   std::vector<config::Diagnostic> errors;
-  for (const std::string& log : o.logs) {
+  for (std::size_t i = 0; i < o.logs.size(); ++i) {
+    const std::string& log = o.logs[i];
+    calibrate::ImportHints hints;
+    hints.collective = pick(o.collective, i, std::string());
+    hints.ranks = pick(o.ranks, i, 0);
+    hints.nodes = pick(o.nodes, i, 0);
+    hints.gpu_name = o.gpu_name;
     std::string why;
     const auto text = config::read_regular_file(log, config::k_max_log_bytes, why);
     if (!text) {
@@ -345,6 +373,13 @@ Measured read_stats(const std::string& file, const PlanInput& in) {
                         "({:.0f}): not the memory_stats() of one run",
                         path, m.reserved, m.allocated));
   const ParallelSpec& p = in.parallel;
+  // A rank is one of the plan's: 0 to world − 1 (a dump of another run is not mapped to a stage).
+  const long long world = static_cast<long long>(in.cluster.nodes) * in.cluster.gpus_per_node;
+  if (m.rank >= world)
+    fail_at("rank", fmt::format("\"rank\": {} is not a rank of the plan, which has {} (0 to {}): "
+                                "a dump of another run, or the plan's cluster is not the one "
+                                "measured",
+                                m.rank, world, world - 1));
   if (m.stage < 0 && m.rank >= 0) {
     // The rank's pipeline stage under the plan's placement (the dimensions inside pp).
     long long stride = 1;
@@ -360,7 +395,9 @@ Measured read_stats(const std::string& file, const PlanInput& in) {
       fail("the plan has pipeline stages: give \"rank\" or \"stage\" beside \"memory_stats\"");
     m.stage = 0;
   }
-  if (m.stage >= p.pp) fail(fmt::format("stage {} but the plan has {}", m.stage, p.pp));
+  if (m.stage >= p.pp)
+    fail_at("stage", fmt::format("\"stage\": {} is not a stage of the plan, which has {} (0 to {})",
+                                 m.stage, p.pp, p.pp - 1));
   return m;
 }
 
@@ -458,19 +495,22 @@ int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ost
         text::printable(name, 64), m.stage, c.allocated / k_gib, m.allocated / k_gib,
         error_text(e_alloc), c.reserved / k_gib, m.reserved / k_gib, error_text(e_res),
         fmt::format("{}", fmt::join(causes, "; ")));
-    rows.push_back({{"file", m.file},
-                    {"rank", m.rank},
-                    {"stage", m.stage},
-                    {"allocated_bytes",
-                     {{"predicted", whole_bytes(c.allocated)},
-                      {"measured", whole_bytes(m.allocated)},
-                      {"error", e_alloc}}},
-                    {"reserved_bytes",
-                     {{"predicted", whole_bytes(c.reserved)},
-                      {"measured", whole_bytes(m.reserved)},
-                      {"error", e_res}}},
-                    {"num_alloc_retries", m.retries},
-                    {"causes", causes}});
+    rows.push_back(
+        {{"file", m.file},
+         {"rank", m.rank >= 0 ? nlohmann::ordered_json(m.rank) : nlohmann::ordered_json(nullptr)},
+         {"stage", m.stage},
+         {"allocated_bytes",
+          {{"predicted", whole_bytes(c.allocated)},
+           {"measured", whole_bytes(m.allocated)},
+           {"error", e_alloc}}},
+         {"reserved_bytes",
+          {{"predicted", whole_bytes(c.reserved)},
+           {"measured", whole_bytes(m.reserved)},
+           {"error", e_res}}},
+         // Counters are whole numbers (memory_stats() counts them).
+         {"num_alloc_retries", static_cast<std::int64_t>(m.retries)},
+         {"num_ooms", static_cast<std::int64_t>(m.ooms)},
+         {"causes", causes}});
   }
   table +=
       "(predicted vs measured; error = (predicted − measured) / measured: positive is the "
@@ -497,7 +537,7 @@ int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ost
   }
   if (o.plan.format == "json") {
     nlohmann::ordered_json j = {
-        {"schema", "trainledger.compare/1"}, {"plan", loaded.source}, {"memory", rows}};
+        {"schema", "trainledger.compare/2"}, {"plan", loaded.source}, {"memory", rows}};
     if (!step.is_null()) j["step_time"] = step;
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {

@@ -397,11 +397,14 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
   sub->add_option("plans", o.plans,
                   "plan files, at least one (\"default\": the embedded default plan)");
   sub->add_option("--set", o.sets, "override a key in every plan (repeatable)")
-      ->type_name("KEY=VALUE");
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);  // one value per --set: a plan file after it stays a plan
   sub->add_option("--calibration", o.calibration,
                   "a calibration profile (calibrate import): its measured bandwidths and "
-                  "latencies replace assumed ones in every plan")
-      ->type_name("PROFILE");
+                  "latencies replace assumed ones in every plan (repeatable: a later profile's "
+                  "keys win)")
+      ->type_name("PROFILE")
+      ->allow_extra_args(false);
   add_from_option(*sub, o.from);
   sub->add_option("--capacity", o.capacity, "memory per GPU, e.g. \"80 GiB\" (default: the GPU's)");
   sub->add_option("--headroom", o.headroom,

@@ -2,12 +2,14 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <ostream>
 #include <vector>
 
 #include "app.hpp"
 #include "trainledger/plan.hpp"
+#include "trainledger/text.hpp"
 
 namespace trainledger::cli {
 
@@ -46,10 +48,50 @@ CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o) {
   return sub;
 }
 
+// The measurable inputs an item's value rests on (docs/calibration.md), each with its value and
+// where it came from: a calibration profile's line ("measured"), the GPU preset or the default.
+std::string inputs_of(const LineItem& item, const config::LoadedPlan& loaded) {
+  std::vector<std::string> keys;
+  const auto add = [&](const char* k) {
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  };
+  for (const Collective& c : item.collectives) {
+    if (c.link == "inter-node") {
+      add("cluster.inter_node_bandwidth");
+      add("cluster.inter_node_latency");
+    } else {
+      add("cluster.intra_node_bandwidth");
+      add("cluster.intra_node_gather_bandwidth");
+      add("cluster.intra_node_latency");
+    }
+  }
+  if (item.item == ItemId::time_compute || item.item == ItemId::time_recompute) {
+    add("cluster.matmul_efficiency");
+    add("cluster.attention_efficiency");
+    add("cluster.memory_efficiency");
+  }
+  if (item.item == ItemId::overhead_cuda_context) add("cluster.cuda_context");
+  std::string out;
+  for (const std::string& k : keys)
+    for (const config::ResolvedValue& r : loaded.resolved) {
+      if (r.key != k) continue;
+      const Source s = loaded.input.provenance.of(k);
+      const std::string kind = s == Source::calibration ? "measured" : std::string(to_string(s));
+      const std::string where = r.origin.to_string();
+      out += fmt::format("  {:<8} {} = {} ({}{})\n", out.empty() ? "inputs" : "", k,
+                         text::printable(r.display), kind,
+                         where.empty() || where == kind ? "" : ": " + where);
+    }
+  return out;
+}
+
 int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
   const config::LoadedPlan loaded = load(o.plan);
   const PlanResult plan = sound_plan(loaded);
   const report::Options ro = report_options(o.plan);
+  const auto show = [&](const LineItem& item, const std::string& where) {
+    out << report::render_explain(item, where, ro) << inputs_of(item, loaded);
+  };
   if (o.stage >= static_cast<int>(plan.stages.size())) {
     err << fmt::format("trainledger: error: --stage {}: the plan has {} stage(s)\n", o.stage,
                        plan.stages.size());
@@ -77,15 +119,14 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
           if (to_string(ph) != o.phase) continue;
           const std::vector<LineItem> items = phase_ledger(loaded.input, stage, ph);
           if (const LineItem* item = find_item(items, *id)) {
-            out << report::render_explain(*item, fmt::format("{}, {} phase", where, o.phase), ro);
+            show(*item, fmt::format("{}, {} phase", where, o.phase));
             return k_exit_ok;
           }
         }
         continue;
       }
       if (const LineItem* item = find_item(st.items, *id)) {
-        out << report::render_explain(
-            *item, fmt::format("{}, {} phase (its peak)", where, to_string(st.peak_phase)), ro);
+        show(*item, fmt::format("{}, {} phase (its peak)", where, to_string(st.peak_phase)));
         return k_exit_ok;
       }
       // Not held at the peak (activations when the peak is the optimizer step): the first
@@ -93,10 +134,8 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
       for (Phase ph : k_phases) {
         const std::vector<LineItem> items = phase_ledger(loaded.input, stage, ph);
         if (const LineItem* item = find_item(items, *id)) {
-          out << report::render_explain(*item,
-                                        fmt::format("{}, {} phase (not held at the {} peak)", where,
-                                                    to_string(ph), to_string(st.peak_phase)),
-                                        ro);
+          show(*item, fmt::format("{}, {} phase (not held at the {} peak)", where, to_string(ph),
+                                  to_string(st.peak_phase)));
           return k_exit_ok;
         }
       }
@@ -115,7 +154,7 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
     for (const auto* section :
          {&plan.host.items, &plan.communication, &plan.time, &plan.reliability}) {
       if (const LineItem* item = find_item(*section, *id)) {
-        out << report::render_explain(*item, section == &plan.host.items ? "per node" : "", ro);
+        show(*item, section == &plan.host.items ? "per node" : "");
         return k_exit_ok;
       }
     }

@@ -107,16 +107,20 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
                 const LoadOptions& options) {
   std::vector<Diagnostic> errors;
   Value doc = parse_toml(text, name, "file");
+  // The calibration profiles, in order: a later profile's keys win over an earlier one's.
   SettingMap measured;
-  std::string profile_gpu;
-  if (!options.calibration.empty()) {
+  std::vector<std::string> profile_gpus;  // each profile's GPU name ("" when its logs name none)
+  for (const std::string& path : options.calibration) {
     std::string why;
-    const auto bytes = read_regular_file(options.calibration, k_max_profile_bytes, why);
+    const auto bytes = read_regular_file(path, k_max_profile_bytes, why);
     if (!bytes)
-      throw ConfigError({Diagnostic{Origin{options.calibration, 0, 0, "calibration"},
+      throw ConfigError({Diagnostic{Origin{path, 0, 0, "calibration"},
                                     "cannot read the calibration profile: " + why}});
-    const Value profile = parse_toml(*bytes, options.calibration, "calibration");
-    measured = read_calibration(profile, profile_gpu, errors);
+    const Value profile = parse_toml(*bytes, path, "calibration");
+    std::string gpu;
+    for (auto& [key, setting] : read_calibration(profile, gpu, errors))
+      measured[key] = std::move(setting);
+    profile_gpus.push_back(gpu);
   }
   Resolution r = resolve(&doc, name, base_dir, options.sets, errors,
                          options.calibration.empty() ? nullptr : &measured, options.imports);
@@ -154,25 +158,44 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
   }
   LoadedPlan out = finish(r, name);
   if (!options.calibration.empty()) {
-    out.calibration = options.calibration;
+    std::vector<std::string> names;
+    for (const std::string& path : options.calibration) names.push_back(text::printable(path));
+    out.calibration = fmt::format("{}", fmt::join(names, ", "));
     const std::string& plan_gpu = out.input.cluster.gpu.name;
     auto lower = [](std::string s) {
       for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       return s;
     };
-    if (!profile_gpu.empty() && lower(profile_gpu) != lower(plan_gpu))
-      throw ConfigError({Diagnostic{
-          Origin{options.calibration, 0, 0, "calibration"},
-          fmt::format("the profile was measured on \"{}\", the plan runs on \"{}\": a profile "
-                      "applies only to the GPUs it measured",
-                      profile_gpu, plan_gpu.empty() ? "a GPU without a name" : plan_gpu)}});
+    for (std::size_t i = 0; i < options.calibration.size(); ++i) {
+      const std::string& profile_gpu = profile_gpus[i];
+      if (profile_gpu.empty()) {
+        // Logs that list no devices: nothing says which GPUs the profile measured.
+        out.warnings.push_back(fmt::format(
+            "the calibration profile {} names no GPU (its logs list no devices), so it is applied "
+            "to the plan's {} unchecked: import the logs with --gpu-name to record it",
+            names[i], plan_gpu.empty() ? "GPUs" : text::printable(plan_gpu)));
+        continue;
+      }
+      if (lower(profile_gpu) != lower(plan_gpu))
+        throw ConfigError({Diagnostic{
+            Origin{options.calibration[i], 0, 0, "calibration"},
+            fmt::format("the profile was measured on \"{}\", the plan runs on \"{}\": a profile "
+                        "applies only to the GPUs it measured",
+                        text::printable(profile_gpu),
+                        plan_gpu.empty() ? "a GPU without a name" : plan_gpu)}});
+    }
     for (const std::string& k : calibrate::measurable_keys()) {
       const std::string key = "cluster." + k;
       const Source s = out.input.provenance.of(key);
-      if (s == Source::calibration)
+      if (s == Source::calibration) {
         out.measured.push_back(key);
-      else if (s == Source::default_value || s == Source::preset)
+        // The profile that gave it (a later one wins), for the reports.
+        const auto it = measured.find(key);
+        out.measured_from.push_back(it == measured.end() ? std::string()
+                                                         : text::printable(it->second.origin.file));
+      } else if (s == Source::default_value || s == Source::preset) {
         out.assumed.push_back(key);
+      }
     }
   }
   return out;
@@ -187,6 +210,7 @@ PlanSource LoadedPlan::plan_source() const {
   s.warnings = warnings;
   s.calibration = calibration;
   s.measured = measured;
+  s.measured_from = measured_from;
   s.assumed = assumed;
   return s;
 }

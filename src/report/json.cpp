@@ -374,6 +374,7 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
   if (!loaded.calibration.empty())
     j["calibration"] = {{"profile", loaded.calibration},
                         {"measured", loaded.measured},
+                        {"measured_from", loaded.measured_from},
                         {"assumed", loaded.assumed}};
   return j;
 }

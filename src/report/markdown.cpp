@@ -143,7 +143,7 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
         "- calibration {}: measured {}; still assumed {}\n",
         text::markdown_code(loaded.calibration),
         loaded.measured.empty() ? "nothing"
-                                : fmt::format("`{}`", fmt::join(loaded.measured, "`, `")),
+                                : fmt::format("`{}`", fmt::join(measured_keys(loaded), "`, `")),
         loaded.assumed.empty() ? "nothing"
                                : fmt::format("`{}`", fmt::join(loaded.assumed, "`, `")));
   out += "\n" + memory_section(plan, memory_view(plan, options.stages), u, options.phase);

@@ -41,6 +41,16 @@ int row_rank(ItemId id) {
 
 }  // namespace
 
+std::vector<std::string> measured_keys(const PlanSource& loaded) {
+  const bool several = loaded.calibration.find(", ") != std::string::npos;
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < loaded.measured.size(); ++i)
+    out.push_back(several && i < loaded.measured_from.size()
+                      ? fmt::format("{} (from {})", loaded.measured[i], loaded.measured_from[i])
+                      : loaded.measured[i]);
+  return out;
+}
+
 MemoryView memory_view(const PlanResult& plan, const std::vector<int>& only) {
   MemoryView v;
   for (const StageMemory& st : plan.stages) {

@@ -337,7 +337,8 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
   if (!loaded.calibration.empty())
     out += fmt::format(
         "calibration {} · measured: {} · still assumed: {}\n", loaded.calibration,
-        loaded.measured.empty() ? "nothing" : fmt::format("{}", fmt::join(loaded.measured, ", ")),
+        loaded.measured.empty() ? "nothing"
+                                : fmt::format("{}", fmt::join(measured_keys(loaded), ", ")),
         loaded.assumed.empty() ? "nothing" : fmt::format("{}", fmt::join(loaded.assumed, ", ")));
   out += "\n";
   out += memory_table(plan, memory_view(plan, options.stages), u, options.phase, options);

@@ -150,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 'P': {
       write(dir / "profile.toml", bytes);
       config::LoadOptions o;
-      o.calibration = (dir / "profile.toml").string();
+      o.calibration = {(dir / "profile.toml").string()};
       load_and_render(std::string("[model]\npreset = \"llama-3.1-8b\"\n") + k_rest,
                       (dir / "plan.toml").string(), base, o);
       break;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -234,7 +235,7 @@ TEST_CASE("calibrate compare: memory stats and step time against the plan", "[ca
                                 dir + "rank63.json", "--step-time", "40", "--format", "json"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["schema"] == "trainledger.compare/1");
+  CHECK(j["schema"] == "trainledger.compare/2");
   REQUIRE(j["memory"].size() == 2);
   // The default plan (tp 8, pp 4, dp 2, placement tp, cp, dp, pp): rank 63 is on stage 3.
   CHECK(j["memory"][0]["stage"] == 0);
@@ -370,4 +371,137 @@ TEST_CASE("nccl-tests -J JSON: the same sweep as the text table", "[calibrate]")
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("inter_node_bandwidth = \"41.32 GB/s\""));
   std::filesystem::remove(path);
+}
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::filesystem::path scratch(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainledger-calibrate-cli" / name;
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate import takes --ranks and --nodes per log", "[calibrate][cli]") {
+  const std::string d = test::source_path("tests/data/nccl-tests/");
+  const auto dir = scratch("per-log");
+  const std::string out = (dir / "both.toml").string();
+  // An intra-node send/recv log (8 ranks, 1 node) and a 4-node all-reduce log (32 ranks): one
+  // value for each. One value for both could not describe them.
+  const auto one = test::run_cli({"calibrate", "import", d + "a100-8gpu-sendrecv.txt",
+                                  d + "deepops-dgx-a100-4x8-all_reduce.txt", "--ranks", "8",
+                                  "--nodes", "1", "-o", out});
+  CHECK(one.code == 2);
+  const auto both = test::run_cli({"calibrate", "import", d + "a100-8gpu-sendrecv.txt",
+                                   d + "deepops-dgx-a100-4x8-all_reduce.txt", "--ranks", "8,32",
+                                   "--nodes", "1,4", "-o", out});
+  INFO(both.err);
+  REQUIRE(both.code == 0);
+  const std::string profile = slurp(out);
+  CHECK(profile.find("intra_node_gather_bandwidth") != std::string::npos);
+  CHECK(profile.find("inter_node_bandwidth") != std::string::npos);
+  // A count that is neither one nor one per log is refused, naming the option.
+  const auto three =
+      test::run_cli({"calibrate", "import", d + "a100-8gpu-sendrecv.txt",
+                     d + "deepops-dgx-a100-4x8-all_reduce.txt", "--ranks", "8,32,4"});
+  CHECK(three.code == 2);
+  CHECK(three.err ==
+        "trainledger: error: --ranks: 3 values for 2 logs: give one value for "
+        "every log, or one per log in the logs' order\n");
+}
+
+TEST_CASE("several calibration profiles: a later one wins and each key says where it came from",
+          "[calibrate][cli]") {
+  const std::string d = test::source_path("tests/data/nccl-tests/");
+  const auto dir = scratch("profiles");
+  const std::string p1 = (dir / "intra.toml").string(), p2 = (dir / "inter.toml").string(),
+                    p3 = (dir / "inter-faster.toml").string();
+  REQUIRE(test::run_cli({"calibrate", "import", d + "a100-8gpu-sendrecv.txt", "--ranks", "8",
+                         "--nodes", "1", "-o", p1})
+              .code == 0);
+  REQUIRE(test::run_cli({"calibrate", "import", d + "deepops-dgx-a100-4x8-all_reduce.txt",
+                         "--nodes", "4", "-o", p2})
+              .code == 0);
+  // The same profile with another inter-node bandwidth.
+  std::string text = slurp(p2);
+  const std::size_t at = text.find("inter_node_bandwidth = \"");
+  REQUIRE(at != std::string::npos);
+  const std::size_t v = at + std::string("inter_node_bandwidth = \"").size();
+  text.replace(v, text.find('"', v) - v, "30 GB/s");
+  std::ofstream(p3) << text;
+  const auto json_of = [&](const std::vector<std::string>& profiles) {
+    std::vector<std::string> args = {"plan", "--format", "json"};
+    for (const std::string& p : profiles) {
+      args.push_back("--calibration");
+      args.push_back(p);
+    }
+    const auto r = test::run_cli(args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto j = json_of({p1, p2, p3});
+  const auto& cal = j["calibration"];
+  REQUIRE(cal["measured"].size() == cal["measured_from"].size());
+  std::map<std::string, std::string> from;
+  for (std::size_t i = 0; i < cal["measured"].size(); ++i)
+    from[cal["measured"][i]] = cal["measured_from"][i];
+  CHECK(from["cluster.intra_node_gather_bandwidth"] == p1);
+  CHECK(from["cluster.inter_node_bandwidth"] == p3);
+  CHECK(from["cluster.inter_node_latency"] == p3);
+  CHECK(j["inputs"]["cluster"]["inter_node_bandwidth"].get<double>() == Approx(30e9));
+  // In the other order the earlier profile's value is the one that stays.
+  const auto k = json_of({p1, p3, p2});
+  CHECK(k["inputs"]["cluster"]["inter_node_bandwidth"].get<double>() == Approx(23.78e9));
+  // The table names each key's profile, and warns that neither names its GPU.
+  const auto table = test::run_cli({"plan", "--calibration", p1, "--calibration", p3});
+  CHECK(table.out.find("cluster.inter_node_bandwidth (from " + p3 + ")") != std::string::npos);
+  CHECK(table.out.find("the calibration profile " + p1 + " names no GPU") != std::string::npos);
+  // explain shows where the bandwidth it used came from.
+  const auto ex = test::run_cli({"explain", "comm.pp", "--calibration", p1, "--calibration", p3});
+  REQUIRE(ex.code == 0);
+  CHECK(ex.out.find("inputs   cluster.inter_node_bandwidth = \"30 GB/s\" (measured: " + p3) !=
+        std::string::npos);
+  // A profile that names its GPU is checked, not warned about.
+  const std::string named = (dir / "named.toml").string();
+  REQUIRE(test::run_cli({"calibrate", "import", d + "a100-8gpu-sendrecv.txt", "--ranks", "8",
+                         "--nodes", "1", "--gpu-name", "NVIDIA H100 80GB HBM3", "-o", named})
+              .code == 0);
+  const auto ok = test::run_cli({"plan", "--calibration", named});
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("names no GPU") == std::string::npos);
+  const auto other =
+      test::run_cli({"plan", "--calibration", named, "--set", "cluster.gpu=\"a100-sxm4-80gb\""});
+  CHECK(other.code == 2);
+  CHECK(other.err.find("a profile applies only to the GPUs it measured") != std::string::npos);
+}
+
+TEST_CASE("calibrate compare refuses a rank the plan does not have; counters are integers",
+          "[calibrate][cli]") {
+  const auto dir = scratch("compare");
+  const std::string file = (dir / "rank99.json").string();
+  std::ofstream(file) << "{\"rank\": 99, \"memory_stats\": {\"allocated_bytes.all.peak\": "
+                         "53687091200, \"reserved_bytes.all.peak\": 75161927680}}\n";
+  const auto r = test::run_cli({"calibrate", "compare", "--memory-stats", file});
+  CHECK(r.code == 2);
+  CHECK(r.err.find(file + ":1:") != std::string::npos);
+  CHECK(r.err.find("\"rank\": 99 is not a rank of the plan, which has 64 (0 to 63)") !=
+        std::string::npos);
+  const std::string d = test::source_path("tests/data/memory-stats/");
+  const auto ok = test::run_cli(
+      {"calibrate", "compare", "--memory-stats", d + "rank63.json", "--format", "json"});
+  REQUIRE(ok.code == 0);
+  const auto j = nlohmann::json::parse(ok.out);
+  CHECK(j["memory"][0]["num_alloc_retries"].is_number_integer());
+  CHECK(j["memory"][0]["num_alloc_retries"] == 3);
+  CHECK(j["memory"][0]["num_ooms"].is_number_integer());
+  CHECK(j["memory"][0]["rank"] == 63);
 }

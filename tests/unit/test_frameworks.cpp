@@ -163,7 +163,7 @@ TEST_CASE("a Megatron-style plan matches Megatron-LM's own theoretical memory",
   // stage's parameters × 18 B without the distributed optimizer, 6 + 12/dp with it.
   const config::LoadedPlan loaded =
       config::load_plan_file(test::source_path("tests/reference/time/175B-seqsel.toml"),
-                             {{"training.framework=\"megatron\""}, ""});
+                             {{"training.framework=\"megatron\""}, {}});
   const PlanResult p = test::plan_checked(loaded.input);
   const double s = 2048, b = 1, h = 12288, pp = 8, tp = 8, v = 3, layers = 96, ffn = 49152;
   const double penalty = 1 + (pp - 1) / (pp * v);

@@ -97,7 +97,7 @@ TEST_CASE("imports: a real DeepSpeed JSON gives the hand-written plan", "[import
   CHECK(imported.input.training.global_batch == 4 * 8 * 1);
   CHECK(warned(imported, "stage3_param_persistence_threshold"));
   // The plan's own keys win over the import.
-  const auto mine = load("deepspeed.toml", {{"parallel.zero=2"}, ""});
+  const auto mine = load("deepspeed.toml", {{"parallel.zero=2"}, {}});
   CHECK(mine.input.parallel.zero == 2);
 }
 
@@ -213,7 +213,7 @@ TEST_CASE("imports: torchtitan's compile.components without \"loss\" keeps the e
   CHECK(imported.input.training.framework == Framework::pytorch);
   CHECK(imported.input.training.loss == Loss::standard);
   // With the loss listed (torchtitan's default), the compiled loss: the fused kernel's memory.
-  const auto both = load("torchtitan.toml", {{"training.compile=true"}, ""});
+  const auto both = load("torchtitan.toml", {{"training.compile=true"}, {}});
   CHECK(both.input.training.loss == Loss::fused);
 }
 
