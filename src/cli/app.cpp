@@ -1,6 +1,7 @@
 #include "app.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <ostream>
 #include <thread>
@@ -48,6 +50,19 @@ void add_plan_options(CLI::App& sub, PlanOptions& o) {
       ->type_name("PROFILE")
       ->allow_extra_args(false);
   add_from_option(sub, o.from);
+}
+
+void add_color_option(CLI::App& sub, std::string& color) {
+  sub.add_option("--color", color,
+                 "colour OVER, NEAR and the bars: auto (default: on a terminal, unless NO_COLOR "
+                 "is set), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+bool use_color(const std::string& color, bool applies) {
+  if (!applies || color == "never") return false;
+  if (color == "always") return true;
+  return isatty(1) != 0 && std::getenv("NO_COLOR") == nullptr;  // no-color.org
 }
 
 void add_from_option(CLI::App& sub, std::vector<std::string>& from) {
@@ -312,7 +327,9 @@ report::Options report_options(const PlanOptions& o) {
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CLI::App app(k_description, "trainledger");
   app.footer(k_footer);
-  app.set_version_flag("--version", "trainledger " + report::version());
+  const std::string version_line =
+      fmt::format("trainledger {} (commit {})", report::version(), build_commit());
+  app.set_version_flag("--version", version_line);
   app.require_subcommand(1);
   PlanOptions plan_options;
   ExplainOptions explain_options;
@@ -335,6 +352,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CLI::App* calibrate_probe = nullptr;
   add_calibrate_command(app, calibrate_options, calibrate_import, calibrate_compare,
                         calibrate_probe);
+  std::string completion_shell;
+  CLI::App* completion = add_completion_command(app, completion_shell);
+  CLI::App* man = add_man_command(app);
 
   // No arguments at all: the help, as `trainledger --help` prints it.
   if (args.empty()) {
@@ -351,7 +371,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     out << app.help("", CLI::AppFormatMode::All);
     return k_exit_ok;
   } catch (const CLI::CallForVersion&) {
-    out << "trainledger " << report::version() << "\n";
+    out << version_line << "\n";
     return k_exit_ok;
   } catch (const CLI::ParseError& e) {
     err << "trainledger: error: " << e.what() << "\n"
@@ -379,6 +399,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (*models) return run_models(out);
     if (*gpus) return run_gpus(out);
     if (*keys) return run_keys(out);
+    if (*completion) return run_completion(app, completion_shell, out);
+    if (*man) return run_man(app, report::version(), k_footer, out);
     if (calibrate_import && *calibrate_import)
       return run_calibrate_import(calibrate_options, out, err);
     if (calibrate_compare && *calibrate_compare)

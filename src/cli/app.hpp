@@ -42,6 +42,7 @@ struct PlanOptions {
   std::string chart = "memory";          // plan --format svg --chart NAME
   bool ascii = false;                    // plan: ASCII bars in the table
   std::string stage;                     // plan --stage N[,N...]|worst|all
+  std::string color = "auto";            // plan --color auto|always|never
   int width = -1;                        // plan --width: the table's columns (-1: the terminal's)
   bool free_layout = false;              // search: the layout keys are not validated (LoadOptions)
   // The default plan with a model (or cluster) but no layout from --set, when the default's
@@ -49,6 +50,10 @@ struct PlanOptions {
   bool choose_layout = true;
 };
 void add_plan_options(CLI::App& sub, PlanOptions& o);
+// --color auto|always|never; use_color: whether to colour (auto: a terminal without NO_COLOR,
+// and only where `applies`, the table format).
+void add_color_option(CLI::App& sub, std::string& color);
+bool use_color(const std::string& color, bool applies);
 void add_from_option(CLI::App& sub, std::vector<std::string>& from);
 // --from KIND FILE pairs → LoadOptions::imports; a kind that is not one is exit 2.
 std::vector<std::pair<std::string, std::string>> imports_of(const std::vector<std::string>& from);
@@ -80,6 +85,7 @@ struct CheckOptions {
   std::vector<std::string> plans;
   std::vector<std::string> sets;
   std::vector<std::string> calibration;  // --calibration PROFILE (repeatable)
+  std::string color = "auto";            // --color auto|always|never
   std::vector<std::string> from;         // --from KIND FILE, flattened
   std::string capacity;                  // empty: each plan's GPU memory
   std::string headroom = "10%";
@@ -165,5 +171,13 @@ CLI::App* add_gpus_command(CLI::App& app);
 int run_gpus(std::ostream& out);
 CLI::App* add_keys_command(CLI::App& app);
 int run_keys(std::ostream& out);
+// `trainledger completion bash|zsh|fish` and `trainledger man`: generated from `app`'s commands.
+CLI::App* add_completion_command(CLI::App& app, std::string& shell);
+CLI::App* add_man_command(CLI::App& app);
+int run_completion(const CLI::App& app, const std::string& shell, std::ostream& out);
+int run_man(const CLI::App& app, const std::string& version, const std::string& footer,
+            std::ostream& out);
+// The commit the program was built from ("f10f76e", "f10f76e-dirty"; "unknown" outside git).
+const char* build_commit();
 
 }  // namespace trainledger::cli

@@ -406,6 +406,7 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& o) {
       ->type_name("PROFILE")
       ->allow_extra_args(false);
   add_from_option(*sub, o.from);
+  add_color_option(*sub, o.color);
   sub->add_option("--capacity", o.capacity, "memory per GPU, e.g. \"80 GiB\" (default: the GPU's)");
   sub->add_option("--headroom", o.headroom,
                   "share of the capacity to keep free (default 10%); less is a near miss");
@@ -472,18 +473,30 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   }
   std::size_t w = 4;
   for (const Checked& c : all) w = std::max(w, c.name.size());
+  // The status in colour on a terminal (red OVER and ERROR, yellow NEAR and UNSURE, green ok),
+  // padded before the escape codes so that the columns stay aligned.
+  const bool color = use_color(o.color, o.format == "table");
+  const auto status_cell = [&](Status s) {
+    const std::string cell = fmt::format("{:<6}", status_text(s));
+    if (!color) return cell;
+    const char* escape = s == Status::ok                            ? "\033[32m"
+                         : s == Status::near || s == Status::unsure ? "\033[33m"
+                                                                    : "\033[1;31m";
+    const std::string word = status_text(s);
+    return escape + word + "\033[0m" + cell.substr(word.size());
+  };
   out << fmt::format("{:<{}}  {:<6} {:<18} {:<10} {:>9} {:>9} {:>9}\n", "plan", w, "status",
                      "worst stage", "phase", "peak", "limit", "headroom");
   for (const Checked& c : all) {
     if (c.status == Status::invalid) {
-      out << fmt::format("{:<{}}  {:<6} {}\n", c.name, w, status_text(c.status),
+      out << fmt::format("{:<{}}  {} {}\n", c.name, w, status_cell(c.status),
                          "invalid plan (errors on stderr)");
       continue;
     }
     const Verdict& v = c.plan.verdict;
     const StageMemory& st = worst_stage(c.plan);
-    out << fmt::format("{:<{}}  {:<6} {:<18} {:<10} {:>9.2f} {:>9.2f} {:>8.1f}%\n", c.name, w,
-                       status_text(c.status), fmt::format("stage {} ({})", st.stage, st.role),
+    out << fmt::format("{:<{}}  {} {:<18} {:<10} {:>9.2f} {:>9.2f} {:>8.1f}%\n", c.name, w,
+                       status_cell(c.status), fmt::format("stage {} ({})", st.stage, st.role),
                        to_string(v.phase), v.peak_bytes / unit, c.limit / unit,
                        100 * (c.capacity - v.peak_bytes) / c.capacity);
   }

@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "app.hpp"
+#include "format.hpp"
 #include "items_cli.hpp"
 #include "trainledger/report.hpp"
 
@@ -26,7 +27,16 @@ struct Row {
   std::vector<std::string> why;  // terms whose values differ: "tokens 8192 → 4096"
 };
 
-std::string term_value(double v) {
+// A term's value in human units by its name: "_s" seconds as a duration, "_bytes" in GiB, a
+// "_per_s" rate in GB/s; other terms as numbers.
+std::string term_value(const std::string& key, double v) {
+  const auto ends = [&](const char* suffix) {
+    const std::string s(suffix);
+    return key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends("_per_s") && !ends("tokens_per_s")) return fmt::format("{:.4g} GB/s", v / 1e9);
+  if (ends("_s")) return report::format_duration(v);
+  if (ends("_bytes")) return fmt::format("{:.2f} GiB", v / (1024.0 * 1024 * 1024));
   if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
   return fmt::format("{:.4g}", v);
 }
@@ -41,8 +51,8 @@ std::vector<Row> rows_of(const std::vector<LineItem>& a, const std::vector<LineI
       for (const Term& t : x->terms)
         for (const Term& u : y->terms)
           if (t.key == u.key && t.value != u.value && r.why.size() < 3)
-            r.why.push_back(
-                fmt::format("{} {} → {}", t.key, term_value(t.value), term_value(u.value)));
+            r.why.push_back(fmt::format("{} {} → {}", t.key, term_value(t.key, t.value),
+                                        term_value(u.key, u.value)));
     }
     if (r.a != r.b || x == nullptr || y == nullptr) out.push_back(std::move(r));
   };

@@ -168,6 +168,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   sub->add_flag("--ascii", o.ascii,
                 "plain ASCII bars in the table (also when the terminal's locale is not UTF-8); "
                 "colour only on a terminal and without NO_COLOR");
+  add_color_option(*sub, o.color);
   sub->add_option("--chart", o.chart,
                   "with --format svg: memory (default), phases (the worst stage at each phase), "
                   "schedule, step, comm or checkpoint")
@@ -254,7 +255,7 @@ int run_plan(const PlanOptions& o, std::ostream& out, std::ostream& /*err*/) {
     ro.stages = stages_option(o.stage, loaded.input.parallel.pp);
   }
   ro.ascii = o.ascii || (tty && !utf8_locale());
-  ro.color = tty && std::getenv("NO_COLOR") == nullptr && o.format == "table";
+  ro.color = use_color(o.color, o.format == "table");
   out << report::render(format_of(o.format), plan, loaded.plan_source(), ro);
   return k_exit_ok;
 }

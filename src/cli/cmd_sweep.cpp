@@ -6,17 +6,43 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <ostream>
 
 #include "app.hpp"
+#include "format.hpp"
 #include "items_cli.hpp"
 #include "trainledger/report.hpp"
 
 namespace trainledger::cli {
 
 namespace {
+
+// A CSV field (RFC 4180): as is, quoted only when it holds a comma, a quote or a line break, a
+// TOML string's own quotes dropped ("full" is full), so numbers stay numbers in a spreadsheet.
+std::string csv_field(std::string v) {
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+  if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// A quantity in its base unit, as a plain number: bytes whole, no exponent.
+std::string csv_number(const Quantity& item) {
+  const double v = item.value;
+  if (!std::isfinite(v)) return "";
+  if (item.unit == Unit::bytes || (v == std::floor(v) && std::fabs(v) < 9e15))
+    return fmt::format("{:.0f}", std::round(v));
+  std::string s = fmt::format("{:.9g}", v);
+  if (s.find('e') == std::string::npos) return s;
+  s = fmt::format("{:.15f}", v);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
 
 struct Axis {
   std::string key;
@@ -207,10 +233,10 @@ int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err) {
     out << fmt::format("{}\n", fmt::join(head, ","));
     for (const Point& p : points) {
       std::vector<std::string> row;
-      for (const std::string& v : p.values) row.push_back("\"" + v + "\"");
+      for (const std::string& v : p.values) row.push_back(csv_field(v));
       for (std::size_t s = 0; s < show.size(); ++s)
-        row.push_back(p.plan ? fmt::format("{:.9g}", p.shown[s]->value) : "");
-      row.push_back(p.plan ? "" : "\"" + p.error + "\"");
+        row.push_back(p.plan ? csv_number(*p.shown[s]) : "");
+      row.push_back(p.plan ? "" : csv_field(p.error));
       out << fmt::format("{}\n", fmt::join(row, ","));
     }
   } else {

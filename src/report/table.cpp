@@ -344,7 +344,13 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
   out += memory_table(plan, memory_view(plan, options.stages), u, options.phase, options);
   out += phases_line(plan, u);
   out += host_line(plan, u);
-  out += "\nVerdict: " +
+  // The verdict's first word in colour on a terminal: red when it does not fit, yellow when near.
+  const Verdict& v = plan.verdict;
+  const char* colour = !options.color   ? ""
+                       : !plan_fits(v)  ? "\033[1;31m"
+                       : needs_fixes(v) ? "\033[33m"
+                                        : "\033[32m";
+  out += std::string("\n") + colour + "Verdict:" + (options.color ? "\033[0m " : " ") +
          verdict_sentence(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb) + "\n";
   const std::vector<std::string> fixes =
       fix_lines(plan, memory_unit_name(u), u == MemUnits::gib ? k_gib : k_gb);

@@ -393,3 +393,115 @@ TEST_CASE("labels are whole where the terminal has room", "[first-hour][table]")
   CHECK(wide.out.find("hardware FLOPs utilization (with recompute)") != std::string::npos);
   CHECK(wide.out.find("…") == std::string::npos);
 }
+
+namespace {
+
+// Runs `script` with bash; returns its stdout ("" when bash is not there).
+std::string bash_output(const std::string& script) {
+  const fs::path file = write_plan("completion-test.sh", script);
+  const fs::path out = file.parent_path() / "completion-test.out";
+  const std::string command = "bash " + file.string() + " > " + out.string() + " 2>&1";
+  if (std::system(command.c_str()) != 0) return "(bash failed)";
+  std::ifstream in(out);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("trainledger completion bash completes commands and options", "[first-hour][shell]") {
+  const auto r = run_cli({"completion", "bash"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("complete -o default -F _trainledger trainledger") != std::string::npos);
+  // Sourced into bash, the function completes as a user's shell would.
+  const auto complete = [&](const std::string& words, int cword) {
+    return bash_output(r.out + "\nCOMP_WORDS=(" + words + ")\nCOMP_CWORD=" + std::to_string(cword) +
+                       "\n_trainledger\necho \"${COMPREPLY[*]}\"\n");
+  };
+  CHECK(complete("trainledger pl", 1) == "plan\n");
+  CHECK(complete("trainledger c", 1) == "check calibrate completion\n");
+  CHECK(complete("trainledger plan --sta", 2) == "--stage\n");
+  CHECK(complete("trainledger calibrate im", 2) == "import\n");
+  CHECK(complete("trainledger calibrate import --ran", 3) == "--ranks\n");
+  // After a command with no subcommands, a word is a file (complete -o default).
+  CHECK(complete("trainledger plan con", 2) == "\n");
+  const auto bad = run_cli({"completion", "tcsh"});
+  CHECK(bad.code == 2);
+}
+
+TEST_CASE("zsh and fish completions name every command", "[first-hour][shell]") {
+  for (const char* shell : {"zsh", "fish"}) {
+    const auto r = run_cli({"completion", shell});
+    REQUIRE(r.code == 0);
+    for (const char* command : {"plan", "check", "search", "sweep", "diff", "explain", "calibrate",
+                                "import", "compare", "probe", "completion", "man"})
+      CHECK(r.out.find(command) != std::string::npos);
+    CHECK(r.out.find(std::string(shell) == "zsh" ? "compdef _trainledger trainledger"
+                                                 : "complete -c trainledger") != std::string::npos);
+    // The shell's own syntax check, where the shell is installed.
+    if (std::system((std::string("command -v ") + shell + " > /dev/null 2>&1").c_str()) == 0) {
+      const fs::path file = write_plan(std::string("completion.") + shell, r.out);
+      const std::string check = std::string(shell) + " -n " + file.string();
+      CHECK(std::system(check.c_str()) == 0);
+    }
+  }
+}
+
+TEST_CASE("trainledger man prints a manual page of every command and option",
+          "[first-hour][shell]") {
+  const auto r = run_cli({"man"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind(".TH TRAINLEDGER 1", 0) == 0);
+  CHECK(r.out.find("\n.SH NAME\ntrainledger \\- will this LLM training run fit") !=
+        std::string::npos);
+  for (const char* section : {".SS trainledger plan\n", ".SS trainledger check\n",
+                              ".SS trainledger calibrate import\n", ".SH EXIT STATUS\n"})
+    CHECK(r.out.find(section) != std::string::npos);
+  CHECK(r.out.find(".B \\-\\-stage TEXT") != std::string::npos);
+  // No line starts a request by accident (a description line beginning with a dot).
+  std::size_t at = 0;
+  while ((at = r.out.find('\n', at)) != std::string::npos) {
+    ++at;
+    if (at < r.out.size() && r.out[at] == '\'') FAIL("a line starts with a quote");
+  }
+  // groff, where installed, reads it without a warning.
+  if (std::system("command -v groff > /dev/null 2>&1") == 0) {
+    const fs::path page = write_plan("trainledger.1", r.out);
+    const fs::path warnings = page.parent_path() / "groff.err";
+    const std::string command =
+        "groff -man -Tutf8 -ww -z " + page.string() + " 2> " + warnings.string();
+    CHECK(std::system(command.c_str()) == 0);
+    CHECK(fs::file_size(warnings) == 0);
+  }
+}
+
+TEST_CASE("the version names the commit and colour marks OVER and NEAR when asked",
+          "[first-hour][shell]") {
+  const auto v = run_cli({"--version"});
+  CHECK(v.code == 0);
+  CHECK(v.out.rfind("trainledger 0.1.0 (commit ", 0) == 0);
+  const auto over =
+      run_cli({"check", "default", "--set", "training.micro_batch=4", "--color", "always"});
+  CHECK(over.code == 1);
+  CHECK(over.out.find("\033[1;31mOVER\033[0m") != std::string::npos);
+  const auto plain = run_cli({"check", "default", "--set", "training.micro_batch=4"});
+  CHECK(plain.out.find('\033') == std::string::npos);  // not a terminal: no colour
+  const auto plan = run_cli({"plan", "--set", "training.micro_batch=4", "--color", "always"});
+  CHECK(plan.out.find("\033[1;31mVerdict:\033[0m does NOT fit") != std::string::npos);
+  const auto never = run_cli({"plan", "--color", "never"});
+  CHECK(never.out.find('\033') == std::string::npos);
+}
+
+TEST_CASE("sweep's CSV has plain numbers; diff's terms are in human units",
+          "[first-hour][sweep][diff]") {
+  const auto csv = run_cli({"sweep", "--vary", "training.micro_batch=1,2", "--vary",
+                            "training.recompute=\"full\",\"none\"", "--format", "csv"});
+  REQUIRE(csv.code == 0);
+  CHECK(csv.out.find("\n1,full,") != std::string::npos);
+  CHECK(csv.out.find("e+") == std::string::npos);
+  CHECK(csv.out.find('"') == std::string::npos);
+  const std::string plan = trainledger::test::source_path("configs/plans/default.toml");
+  const auto diff = run_cli({"diff", plan, plan, "--set", "parallel.zero=0"});
+  REQUIRE(diff.code == 0);
+  CHECK(diff.out.find("state_bytes 25.38 GiB → 38.07 GiB") != std::string::npos);
+  CHECK(diff.out.find("dp_s 47.0 ms → 14.4 ms") != std::string::npos);
+}
