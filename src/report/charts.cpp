@@ -59,6 +59,11 @@ std::string tooltip(const LineItem& i, MemUnits u) {
 }
 
 std::string svg_open(const char* id, int w, int h, const std::string& title) {
+  // Wide enough for its title: 13 px bold sans-serif is at most about 8 px a character.
+  int chars = 0;
+  for (unsigned char c : title)
+    if ((c & 0xC0) != 0x80) ++chars;
+  w = std::max(w, 16 + 8 * chars);
   return fmt::format(
       "<svg id=\"{}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" "
       "height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\" "

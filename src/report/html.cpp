@@ -1,12 +1,184 @@
 // The HTML report: one self-contained file (inline SVG and CSS, no script, nothing fetched)
-// with the charts and the Markdown report's tables, for design reviews (docs/cli.md#charts).
+// with the charts and the Markdown report's tables as HTML tables, for design reviews
+// (docs/cli.md#charts).
 #include <fmt/format.h>
+
+#include <cctype>
+#include <string_view>
+#include <vector>
 
 #include "charts.hpp"
 #include "format.hpp"
 #include "rows.hpp"
 
 namespace trainledger::report {
+
+namespace {
+
+// The Markdown report as HTML: the subset render_markdown writes (headings, pipe tables, lists,
+// paragraphs, `code`, **bold**, backslash escapes and the entities &lt; &gt; &amp;). Its text is
+// a pull request's (names, paths): every character is escaped again for HTML, so no tag of the
+// input survives. Mermaid blocks are left out: the page draws the same charts as SVG.
+std::string html_char(char c) {
+  switch (c) {
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    case '&':
+      return "&amp;";
+    case '"':
+      return "&quot;";
+    default:
+      return std::string(1, c);
+  }
+}
+
+std::string inline_html(std::string_view s) {
+  std::string out;
+  bool strong = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\\' && i + 1 < s.size() && std::ispunct(static_cast<unsigned char>(s[i + 1]))) {
+      out += html_char(s[++i]);
+    } else if (c == '&') {
+      bool entity = false;
+      for (const char* e : {"&lt;", "&gt;", "&amp;"})
+        if (s.substr(i, std::char_traits<char>::length(e)) == e) {
+          out += e;
+          i += std::char_traits<char>::length(e) - 1;
+          entity = true;
+          break;
+        }
+      if (!entity) out += "&amp;";
+    } else if (c == '`') {
+      std::size_t run = 0;
+      while (i + run < s.size() && s[i + run] == '`') ++run;
+      const std::string fence(run, '`');
+      std::size_t end = s.find(fence, i + run);
+      while (end != std::string_view::npos && end + run < s.size() && s[end + run] == '`')
+        end = s.find(fence, end + run + 1);
+      if (end == std::string_view::npos) {
+        out += fence;
+        i += run - 1;
+        continue;
+      }
+      std::string_view code = s.substr(i + run, end - i - run);
+      if (code.size() >= 2 && code.front() == ' ' && code.back() == ' ')
+        code = code.substr(1, code.size() - 2);
+      out += "<code>";
+      for (char k : code) out += html_char(k);
+      out += "</code>";
+      i = end + run - 1;
+    } else if (c == '*' && i + 1 < s.size() && s[i + 1] == '*') {
+      out += strong ? "</strong>" : "<strong>";
+      strong = !strong;
+      ++i;
+    } else {
+      out += html_char(c);
+    }
+  }
+  if (strong) out += "</strong>";
+  return out;
+}
+
+// A table row's cells: split at each | outside a code span that no backslash escapes.
+std::vector<std::string> cells_of(std::string_view row) {
+  if (!row.empty() && row.front() == '|') row.remove_prefix(1);
+  std::vector<std::string> out;
+  std::string cell;
+  bool code = false;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    const char c = row[i];
+    if (c == '\\' && i + 1 < row.size() && !code) {
+      cell += c;
+      cell += row[++i];
+    } else if (c == '`') {
+      code = !code;
+      cell += c;
+    } else if (c == '|' && !code) {
+      out.push_back(cell);
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  if (cell.find_first_not_of(' ') != std::string::npos) out.push_back(cell);
+  for (std::string& x : out) {
+    const std::size_t a = x.find_first_not_of(' '), b = x.find_last_not_of(' ');
+    x = a == std::string::npos ? "" : x.substr(a, b - a + 1);
+  }
+  return out;
+}
+
+std::string markdown_html(const std::string& md) {
+  std::vector<std::string_view> lines;
+  for (std::size_t at = 0; at < md.size();) {
+    const std::size_t nl = std::min(md.find('\n', at), md.size());
+    lines.push_back(std::string_view(md).substr(at, nl - at));
+    at = nl + 1;
+  }
+  // A heading waits for its content: one over Mermaid blocks only ("Charts") is left out.
+  std::string out, paragraph, heading;
+  const auto emit = [&](const std::string& html) {
+    out += heading + html;
+    heading.clear();
+  };
+  const auto flush = [&] {
+    if (!paragraph.empty()) emit("<p>" + inline_html(paragraph) + "</p>\n");
+    paragraph.clear();
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view l = lines[i];
+    if (l.rfind("```", 0) == 0) {  // a fenced block (Mermaid): skipped to its end, its heading too
+      flush();
+      heading.clear();
+      while (++i < lines.size() && lines[i].rfind("```", 0) != 0) {
+      }
+      continue;
+    }
+    if (l.rfind("### ", 0) == 0 || l.rfind("## ", 0) == 0) {
+      flush();
+      const bool sub = l[2] == '#';
+      heading = fmt::format("<h{0}>{1}</h{0}>\n", sub ? 4 : 3, inline_html(l.substr(sub ? 4 : 3)));
+    } else if (!l.empty() && l.front() == '|') {
+      flush();
+      const std::vector<std::string> head = cells_of(l);
+      std::vector<bool> right(head.size(), false);
+      if (i + 1 < lines.size() && lines[i + 1].rfind("|-", 0) == 0) {
+        const std::vector<std::string> rule = cells_of(lines[++i]);
+        for (std::size_t k = 0; k < rule.size() && k < right.size(); ++k)
+          right[k] = !rule[k].empty() && rule[k].back() == ':';
+      }
+      std::string table = "<div class=\"table\"><table>\n<thead><tr>";
+      for (const std::string& h : head) table += "<th>" + inline_html(h) + "</th>";
+      table += "</tr></thead>\n<tbody>\n";
+      while (i + 1 < lines.size() && !lines[i + 1].empty() && lines[i + 1].front() == '|') {
+        const std::vector<std::string> row = cells_of(lines[++i]);
+        table += "<tr>";
+        for (std::size_t k = 0; k < row.size(); ++k)
+          table += std::string(k < right.size() && right[k] ? "<td class=\"n\">" : "<td>") +
+                   inline_html(row[k]) + "</td>";
+        table += "</tr>\n";
+      }
+      emit(table + "</tbody></table></div>\n");
+    } else if (l.rfind("- ", 0) == 0) {
+      flush();
+      std::string list = "<ul>\n";
+      for (--i; i + 1 < lines.size() && lines[i + 1].rfind("- ", 0) == 0;)
+        list += "<li>" + inline_html(lines[++i].substr(2)) + "</li>\n";
+      emit(list + "</ul>\n");
+    } else if (l.find_first_not_of(' ') == std::string_view::npos) {
+      flush();
+    } else {
+      paragraph += (paragraph.empty() ? "" : " ") + std::string(l);
+    }
+  }
+  flush();
+  return out;
+}
+
+}  // namespace
 
 std::string render_html(const PlanResult& plan, const PlanSource& loaded, const Options& o) {
   const PlanInput& in = plan.input;
@@ -18,7 +190,11 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
        "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}\n"
        "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
        "svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}\n"
-       "pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:12px}\n"
+       "div.table{overflow-x:auto;margin:8px 0}\n"
+       "table{border-collapse:collapse;font-size:13px}\n"
+       "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}\n"
+       "th{background:#f3f3f3}td.n{text-align:right;white-space:nowrap}\n"
+       "code{font-size:12px;background:#f6f6f6;padding:0 2px}\n"
        ".verdict{font-weight:bold}\n"
        "@media print{body{margin:0}svg.chart{page-break-inside:avoid}}\n"
        "</style>\n</head>\n<body>\n";
@@ -67,7 +243,7 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
   s += "<h2>Pipeline schedule</h2>\n" + chart_schedule(plan);
   s += "<h2>Communication</h2>\n" + chart_comm(plan, o.units);
   s += "<h2>Checkpoints</h2>\n" + chart_checkpoint(plan);
-  s += "<h2>The ledger</h2>\n<pre>" + xml_escape(render_markdown(plan, loaded, o)) + "</pre>\n";
+  s += "<h2>The ledger</h2>\n" + markdown_html(render_markdown(plan, loaded, o));
   s += "</body>\n</html>\n";
   return s;
 }

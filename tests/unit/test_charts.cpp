@@ -373,3 +373,79 @@ TEST_CASE("Markdown carries the charts Mermaid can draw", "[charts][report]") {
   for (int s = 0; s < 4; ++s)
     CHECK(r.out.find("  section stage " + std::to_string(s) + "\n", g) != std::string::npos);
 }
+
+TEST_CASE("the HTML report's ledger is HTML tables, not Markdown source", "[charts][report]") {
+  const auto r = test::run_cli({"plan", "--format", "html"});
+  REQUIRE(r.code == 0);
+  const std::string& h = r.out;
+  CHECK(h.find("<pre") == std::string::npos);
+  CHECK(h.find("|---") == std::string::npos);
+  CHECK(h.find("**") == std::string::npos);
+  CHECK(h.find("```") == std::string::npos);
+  // Every Markdown table is a table: memory, host, step time, communication, time, checkpoints,
+  // basis.
+  std::size_t tables = 0;
+  for (std::size_t at = 0; (at = h.find("<table>", at)) != std::string::npos; ++at) ++tables;
+  CHECK(tables >= 6);
+  CHECK(h.find("<th>stage 0 (first)</th>") != std::string::npos);
+  CHECK(h.find("<tr><td><strong>total</strong></td>") != std::string::npos);
+  CHECK(h.find("<td><code>params</code></td>") != std::string::npos);
+  CHECK(h.find("<td class=\"n\">51.06</td>") != std::string::npos);  // numbers right-aligned
+  // A name from the plan is text: the Markdown escapes become characters, never markup.
+  const auto hostile =
+      test::run_cli({"plan", "--format", "html", "--set", "model.name=\"<b>x</b> | **y** `z`\""});
+  REQUIRE(hostile.code == 0);
+  CHECK(hostile.out.find("<b>x</b>") == std::string::npos);
+  CHECK(hostile.out.find("&lt;b&gt;x&lt;/b&gt; | **y** `z`") != std::string::npos);
+}
+
+TEST_CASE("no chart text overflows its SVG in headless Chromium for pp 1, 2, 4 and 16",
+          "[charts][chromium]") {
+  if (std::system("command -v chromium > /dev/null 2>&1") != 0) {
+    WARN("skipped: chromium is not installed (scripts/dev test installs it)");
+    return;
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "trainledger-overflow";
+  std::filesystem::create_directories(dir);
+  // Each text's box as drawn against its SVG's box (transforms and scaling included); the
+  // texts outside are written into the DOM the browser dumps.
+  const std::string probe =
+      "<script>const bad = [];"
+      "for (const svg of document.querySelectorAll('svg')) {"
+      "  const r = svg.getBoundingClientRect();"
+      "  for (const t of svg.querySelectorAll('text')) {"
+      "    const b = t.getBoundingClientRect();"
+      "    if (b.width === 0) continue;"
+      "    if (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 ||"
+      "        b.bottom > r.bottom + 1) bad.push(svg.id + ': ' + t.textContent);"
+      "  }"
+      "}"
+      "document.body.setAttribute('data-overflow', bad.length + ' ' + bad.join(' / '));"
+      "</script>";
+  const std::vector<std::vector<std::string>> layouts = {
+      {"parallel.pp=1", "parallel.dp=8"},
+      {"parallel.pp=2", "parallel.dp=4"},
+      {},
+      {"parallel.pp=16", "parallel.dp=1", "parallel.tp=4"}};
+  for (const auto& sets : layouts) {
+    std::vector<std::string> args = {"plan", "--format", "html"};
+    for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
+    const auto html = test::run_cli(args);
+    REQUIRE(html.code == 0);
+    std::string page = html.out;
+    page.insert(page.find("</body>"), probe);
+    const auto file = dir / "report.html", out = dir / "report.dom";
+    std::ofstream(file) << page;
+    const std::string cmd =
+        "timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run "
+        "--disable-extensions --window-size=1100,900 --dump-dom 'file://" +
+        file.string() + "' > '" + out.string() + "' 2> /dev/null";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    const std::string dom = test::read_file(out.string());
+    const std::size_t at = dom.find("data-overflow=\"");
+    REQUIRE(at != std::string::npos);  // the probe ran
+    const std::string found = dom.substr(at + 15, dom.find('"', at + 15) - at - 15);
+    INFO((args.size() > 3 ? args[4] : std::string("default: pp 4")));
+    CHECK(found == "0 ");
+  }
+}
