@@ -95,6 +95,9 @@ std::string memory_ticks(MemUnits u, double top, int left, int right, const Y& y
         "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{}\" "
         "text-anchor=\"end\">{:g}</text>\n",
         left, right, num(y(t * unit)), num(y(t * unit)), left - 4, num(y(t * unit) + 4), t);
+  // The axis's unit, above its top tick.
+  s += fmt::format("<text class=\"unit\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+                   left - 4, num(y(top) - 2), memory_unit_name(u));
   return s;
 }
 
@@ -207,10 +210,27 @@ std::string chart_memory(const PlanResult& plan, MemUnits u) {
     const int x = left + column[k] * (bar + gap);
     s += stacked_bar(sm.items, fmt::format("class=\"mem\" data-stage=\"{}\"", st), x, bar, plot_h,
                      top, u, y);
+    // Above the bar: its peak and phase where the bar is wide enough for them, the phase alone
+    // otherwise; a stage over the capacity is outlined and says by how much.
+    const double over = sm.peak_bytes - capacity;
+    if (over > 0)
+      s += fmt::format(
+          "<rect class=\"over\" data-stage=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+          "fill=\"none\" stroke=\"{}\" stroke-width=\"2\"><title>stage {}: {} over the "
+          "capacity</title></rect>\n",
+          st, x - 1, num(y(sm.peak_bytes) - 1), bar + 2, num(y(0) - y(sm.peak_bytes) + 2),
+          k_vermillion, st, xml_escape(memory_with_unit(over, u)));
+    const std::string value = format_memory(sm.peak_bytes, u);
+    const std::string label = over > 0 && bar >= 40
+                                  ? fmt::format("+{} over", format_memory(over, u))
+                              : bar >= 40 ? fmt::format("{} {}", value, to_string(sm.peak_phase))
+                              : over > 0  ? std::string("over")
+                                          : std::string(to_string(sm.peak_phase));
     s += fmt::format(
         "<text class=\"peak\" data-stage=\"{}\" data-bytes=\"{:.0f}\" x=\"{}\" y=\"{}\" "
-        "text-anchor=\"middle\" font-size=\"9\">{}{}</text>\n",
-        st, sm.peak_bytes, x + bar / 2, num(y(sm.peak_bytes) - 4), to_string(sm.peak_phase),
+        "text-anchor=\"middle\" font-size=\"9\"{}>{}{}</text>\n",
+        st, sm.peak_bytes, x + bar / 2, num(y(sm.peak_bytes) - 4),
+        over > 0 ? fmt::format(" fill=\"{}\" font-weight=\"bold\"", k_vermillion) : "", label,
         st == plan.worst_stage ? " ▲" : "");
     // Every stage's number up to 16, else every n/16-th; of a chart that leaves stages out, the
     // ends of each run, every fourth and the worst.
@@ -436,9 +456,14 @@ std::string chart_comm(const PlanResult& plan, MemUnits u) {
   const int row = 26, left = 190, plot_w = 420;
   const int h = 40 + row * static_cast<int>(plan.communication.size()) + 20;
   std::string s = svg_open("chart-comm", left + plot_w + 190, h,
-                           "Communication per GPU per step, by parallel dimension");
+                           "Communication per GPU per step, by parallel dimension (bars: time)");
+  // Bars by time, the cost that matters (a small inter-node volume can take the longest); by
+  // bytes when no time is computed (a link without bandwidth).
+  bool timed = false;
+  for (const LineItem& i : plan.communication) timed = timed || i.time_s.value_or(0) > 0;
+  const auto size_of = [&](const LineItem& i) { return timed ? i.time_s.value_or(0) : i.value; };
   double most = 0;
-  for (const LineItem& i : plan.communication) most = std::max(most, i.value);
+  for (const LineItem& i : plan.communication) most = std::max(most, size_of(i));
   int r = 0;
   for (const LineItem& i : plan.communication) {
     const int yy = 30 + r * row;
@@ -450,10 +475,10 @@ std::string chart_comm(const PlanResult& plan, MemUnits u) {
         "y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect><text x=\"{}\" y=\"{}\" "
         "text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\">{} in {} ({})</text>\n",
         xml_escape(i.id), i.value, exact(i.time_s.value_or(0)), left, yy,
-        num(most > 0 ? plot_w * i.value / most : 0), row - 8,
+        num(most > 0 ? plot_w * size_of(i) / most : 0), row - 8,
         link.find("inter") != std::string::npos ? k_vermillion : k_sky, tooltip(i, u), left - 6,
         yy + 12, xml_escape(i.label),
-        left + 6 + static_cast<int>(most > 0 ? plot_w * i.value / most : 0), yy + 12,
+        left + 6 + static_cast<int>(most > 0 ? plot_w * size_of(i) / most : 0), yy + 12,
         xml_escape(memory_with_unit(i.value, u)), xml_escape(format_duration(i.time_s.value_or(0))),
         xml_escape(link));
     ++r;

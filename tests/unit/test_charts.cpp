@@ -449,3 +449,34 @@ TEST_CASE("no chart text overflows its SVG in headless Chromium for pp 1, 2, 4 a
     CHECK(found == "0 ");
   }
 }
+
+TEST_CASE("charts mark an OVER stage by how much, carry the unit, and draw traffic by time",
+          "[charts][report]") {
+  const auto over = test::run_cli({"plan", "--format", "svg", "--set", "training.micro_batch=4"});
+  REQUIRE(over.code == 0);
+  const auto j = nlohmann::json::parse(
+      test::run_cli({"plan", "--format", "json", "--set", "training.micro_batch=4"}).out);
+  const double capacity = j["verdict"]["capacity_bytes"].get<double>();
+  int outlined = 0;
+  for (const auto& st : j["memory"]["stages"]) {
+    const double peak = st["peak_bytes"].get<double>();
+    const std::string tag = "class=\"over\" data-stage=\"" + std::to_string(st["stage"].get<int>());
+    const bool marked = over.out.find(tag + "\"") != std::string::npos;
+    CHECK(marked == (peak > capacity));
+    outlined += marked ? 1 : 0;
+    if (peak > capacity)
+      CHECK(over.out.find(fmt::format(
+                "+{:.2f} over", (peak - capacity) / (1024.0 * 1024 * 1024))) != std::string::npos);
+  }
+  CHECK(outlined >= 1);
+  CHECK(over.out.find("class=\"unit\"") != std::string::npos);
+  // The communication bars: width in proportion to each item's time.
+  const auto comm = test::run_cli({"plan", "--format", "svg", "--chart", "comm"});
+  const auto bars = marks(comm.out, "comm");
+  REQUIRE(bars.size() >= 2);
+  double most = 0;
+  for (const auto& b : bars) most = std::max(most, std::stod(b.at("data-seconds")));
+  for (const auto& b : bars)
+    CHECK(std::stod(b.at("width")) ==
+          Approx(420 * std::stod(b.at("data-seconds")) / most).margin(0.01));
+}
