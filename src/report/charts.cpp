@@ -515,31 +515,60 @@ std::string chart_checkpoint(const PlanResult& plan) {
       "expected waste = δ/τ + (τ/2 + R)/M, δ = {}, M = {}, R = {}</title></path>\n",
       left, top_y, plot_w, plot_h, path, k_blue, xml_escape(format_duration(delta)),
       xml_escape(format_duration(mtbf)), xml_escape(format_duration(restart)));
-  auto mark = [&](const LineItem* i, const char* colour, const char* name, int dy) {
+  // Round ticks on both axes: durations of 1-2-5 steps (seconds to days), shares of 1-2-5 steps.
+  static constexpr double k_durations[] = {1,     2,     5,     10,    15,     30,    60,
+                                           120,   300,   600,   900,   1800,   3600,  7200,
+                                           10800, 21600, 43200, 86400, 172800, 604800};
+  std::vector<double> xs;
+  for (double d : k_durations)
+    if (d >= lo && d <= hi) xs.push_back(d);
+  while (xs.size() > 8) {  // every other one until they fit
+    std::vector<double> half;
+    for (std::size_t k = 0; k < xs.size(); k += 2) half.push_back(xs[k]);
+    xs = half;
+  }
+  for (double d : xs)
+    s += fmt::format(
+        "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#eee\"/><text class=\"tick\" "
+        "x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        num(x(d)), top_y, top_y + plot_h, top_y + plot_h + 14, xml_escape(format_duration(d)));
+  double share_step = 0.001;
+  for (double c : {0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5})
+    if (ymax / c <= 5) {
+      share_step = c;
+      break;
+    }
+  for (double v = 0; v <= ymax + 1e-12; v += share_step)
+    s += fmt::format(
+        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#eee\"/><text class=\"tick\" "
+        "x=\"{3}\" y=\"{4}\" text-anchor=\"end\">{5}</text>\n",
+        left, left + plot_w, num(y(v)), left - 4, num(y(v) + 4), format_percent(v));
+  // Young's and Daly's intervals: the second label goes to the left of its line when the two
+  // lines are close, so that they never overlap.
+  const bool close = young && daly && std::fabs(x(young->value) - x(daly->value)) < 90;
+  auto mark = [&](const LineItem* i, const char* colour, const char* name, bool left_side) {
     if (!i || !(i->value > 0)) return;
     s += fmt::format(
         "<line class=\"interval\" data-item=\"{}\" data-seconds=\"{}\" x1=\"{}\" x2=\"{}\" "
         "y1=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-dasharray=\"4 2\">{}</line><text x=\"{}\" "
-        "y=\"{}\" fill=\"{}\">{} {}</text>\n",
+        "y=\"{}\" fill=\"{}\"{}>{} {}</text>\n",
         xml_escape(i->id), exact(i->value), num(x(i->value)), num(x(i->value)), top_y,
-        top_y + plot_h, colour, tooltip(*i, MemUnits::gib), num(x(i->value) + 4), top_y + 14 + dy,
-        colour, name, xml_escape(format_duration(i->value)));
+        top_y + plot_h, colour, tooltip(*i, MemUnits::gib), num(x(i->value) + (left_side ? -4 : 4)),
+        top_y + 14, colour, left_side ? " text-anchor=\"end\"" : "", name,
+        xml_escape(format_duration(i->value)));
   };
-  mark(young, k_vermillion, "Young", 0);
-  mark(daly, k_green, "Daly", 14);
+  const bool daly_first = daly && young && daly->value < young->value;
+  mark(young, k_vermillion, "Young", close && !daly_first);
+  mark(daly, k_green, "Daly", close && daly_first);
   s += fmt::format(
       "<circle class=\"waste-point\" data-item=\"checkpoint.waste\" data-fraction=\"{}\" "
       "cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\">{}</circle>\n",
       exact(waste->value), num(x(young->value)), num(y(waste->value)), k_vermillion,
       tooltip(*waste, MemUnits::gib));
   s += fmt::format(
-      "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>"
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">checkpoint interval τ (log scale)</text>"
-      "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\" "
-      "text-anchor=\"end\">0 %</text>\n",
-      left, top_y + plot_h + 14, xml_escape(format_duration(lo)), left + plot_w,
-      top_y + plot_h + 14, xml_escape(format_duration(hi)), left + plot_w / 2, top_y + plot_h + 30,
-      left - 4, top_y + 10, format_percent(ymax), left - 4, top_y + plot_h);
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"start\">expected waste</text>\n",
+      left + plot_w / 2, top_y + plot_h + 30, left - 50, top_y - 6);
   return s + "</svg>\n";
 }
 
