@@ -27,16 +27,16 @@ struct Row {
   std::vector<std::string> why;  // terms whose values differ: "tokens 8192 → 4096"
 };
 
-// A term's value in human units by its name: "_s" seconds as a duration, "_bytes" in GiB, a
-// "_per_s" rate in GB/s; other terms as numbers.
-std::string term_value(const std::string& key, double v) {
-  const auto ends = [&](const char* suffix) {
-    const std::string s(suffix);
-    return key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0;
-  };
-  if (ends("_per_s") && !ends("tokens_per_s")) return fmt::format("{:.4g} GB/s", v / 1e9);
-  if (ends("_s")) return report::format_duration(v);
-  if (ends("_bytes")) return fmt::format("{:.2f} GiB", v / (1024.0 * 1024 * 1024));
+// A term's value in human units by its own unit, the first word of its label: "s" seconds as a
+// duration, "B" bytes (GiB from a MiB on, else bytes), "B/s" in GB/s; other terms as numbers.
+std::string term_value(const Term& t) {
+  const std::string unit = t.label.substr(0, t.label.find(' '));
+  const double v = t.value;
+  if (unit == "s") return report::format_duration(v);
+  if (unit == "B/s") return fmt::format("{:.4g} GB/s", v / 1e9);
+  if (unit == "B")
+    return std::fabs(v) >= 1024.0 * 1024 ? fmt::format("{:.2f} GiB", v / (1024.0 * 1024 * 1024))
+                                         : fmt::format("{:g} B", v);
   if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
   return fmt::format("{:.4g}", v);
 }
@@ -51,8 +51,7 @@ std::vector<Row> rows_of(const std::vector<LineItem>& a, const std::vector<LineI
       for (const Term& t : x->terms)
         for (const Term& u : y->terms)
           if (t.key == u.key && t.value != u.value && r.why.size() < 3)
-            r.why.push_back(fmt::format("{} {} → {}", t.key, term_value(t.key, t.value),
-                                        term_value(u.key, u.value)));
+            r.why.push_back(fmt::format("{} {} → {}", t.key, term_value(t), term_value(u)));
     }
     if (r.a != r.b || x == nullptr || y == nullptr) out.push_back(std::move(r));
   };

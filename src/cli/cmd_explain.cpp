@@ -48,8 +48,9 @@ CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o) {
   return sub;
 }
 
-// The measurable inputs an item's value rests on (docs/calibration.md), each with its value and
-// where it came from: a calibration profile's line ("measured"), the GPU preset or the default.
+// The link keys a communication item's time rests on (docs/calibration.md), each with its value
+// and where it came from: a calibration profile's line ("measured"), the GPU preset or the
+// default. (The terms of other items name their plan keys and sources themselves.)
 std::string inputs_of(const LineItem& item, const config::LoadedPlan& loaded) {
   std::vector<std::string> keys;
   const auto add = [&](const char* k) {
@@ -59,18 +60,16 @@ std::string inputs_of(const LineItem& item, const config::LoadedPlan& loaded) {
     if (c.link == "inter-node") {
       add("cluster.inter_node_bandwidth");
       add("cluster.inter_node_latency");
-    } else {
-      add("cluster.intra_node_bandwidth");
-      add("cluster.intra_node_gather_bandwidth");
-      add("cluster.intra_node_latency");
+      continue;
     }
+    // Inside a node every collective but the all-reduce runs at the gather bandwidth when it
+    // has its own key (src/core/collectives.hpp, Link::key), the all-reduce at the other.
+    const bool gather = c.collective.find("all-reduce") == std::string::npos;
+    add(gather && loaded.input.cluster.intra_node_gather_bandwidth > 0
+            ? "cluster.intra_node_gather_bandwidth"
+            : "cluster.intra_node_bandwidth");
+    add("cluster.intra_node_latency");
   }
-  if (item.item == ItemId::time_compute || item.item == ItemId::time_recompute) {
-    add("cluster.matmul_efficiency");
-    add("cluster.attention_efficiency");
-    add("cluster.memory_efficiency");
-  }
-  if (item.item == ItemId::overhead_cuda_context) add("cluster.cuda_context");
   std::string out;
   for (const std::string& k : keys)
     for (const config::ResolvedValue& r : loaded.resolved) {

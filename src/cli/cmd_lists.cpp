@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -98,10 +99,14 @@ std::string single_quoted(const std::string& s) {
   return out + "'";
 }
 
+// A description's first clause for a completion menu: up to ": ", ". " or " (", at most 80
+// characters, cut at a character boundary.
 std::string first_sentence(const std::string& s) {
-  std::string out = s.substr(0, s.find(": "));
-  out = out.substr(0, out.find(". "));
-  return out.size() > 80 ? out.substr(0, 77) + "..." : out;
+  std::string out = s.substr(0, std::min({s.find(": "), s.find(". "), s.find(" (")}));
+  if (out.size() <= 80) return out;
+  std::size_t cut = 77;
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+  return out.substr(0, cut) + "...";
 }
 
 std::string bash_script(const std::vector<Command>& all) {
@@ -193,7 +198,7 @@ std::string fish_script(const std::vector<Command>& all) {
   std::string out =
       "# fish completion for trainledger (trainledger completion fish)\n"
       "# Load it with: trainledger completion fish | source\n"
-      "complete -c trainledger -f\n";
+      "# (files complete wherever no command or option does: plans, logs, profiles)\n";
   for (const Command& c : all) {
     // The condition of this level: every word of its path seen, none of its children yet.
     std::string cond;
@@ -223,11 +228,10 @@ std::string fish_script(const std::vector<Command>& all) {
       std::string spec;
       for (const std::string& s : o->get_snames()) spec += " -s " + s;
       for (const std::string& l : o->get_lnames()) spec += " -l " + l;
-      // Options that take a value may take a file.
+      // An option that takes a value requires one (a file or a word).
       const bool value = o->get_type_size() != 0 && o->get_expected_max() != 0;
-      out +=
-          fmt::format("complete -c trainledger -n {}{}{} -d {}\n", single_quoted(level), spec,
-                      value ? " -r -F" : "", single_quoted(first_sentence(o->get_description())));
+      out += fmt::format("complete -c trainledger -n {}{}{} -d {}\n", single_quoted(level), spec,
+                         value ? " -r" : "", single_quoted(first_sentence(o->get_description())));
     }
   }
   return out;
@@ -294,9 +298,9 @@ int run_man(const CLI::App& app, const std::string& version, const std::string& 
   const std::vector<Command> all = commands(app);
   out << fmt::format(".TH TRAINLEDGER 1 \"\" \"trainledger {}\" \"User Commands\"\n", version)
       << ".SH NAME\ntrainledger \\- " << roff(name_line(app.get_description())) << "\n"
+      << ".SH SYNOPSIS\n.B trainledger\n.I COMMAND\n[\\fIOPTIONS\\fR] [\\fIPLAN\\fR]\n"
       << ".SH DESCRIPTION\n"
       << roff(app.get_description()) << "\n"
-      << ".SH SYNOPSIS\n.B trainledger\n.I COMMAND\n[\\fIOPTIONS\\fR] [\\fIPLAN\\fR]\n"
       << ".SH COMMANDS\n";
   for (const Command& c : all) {
     if (c.path.empty()) continue;

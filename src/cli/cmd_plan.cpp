@@ -167,7 +167,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
       ->check(CLI::IsMember({"table", "json", "markdown", "html", "svg"}));
   sub->add_flag("--ascii", o.ascii,
                 "plain ASCII bars in the table (also when the terminal's locale is not UTF-8); "
-                "colour only on a terminal and without NO_COLOR");
+                "their colour: --color");
   add_color_option(*sub, o.color);
   sub->add_option("--chart", o.chart,
                   "with --format svg: memory (default), phases (the worst stage at each phase), "

@@ -306,10 +306,25 @@ void refuse_impossible(const PlanInput& base, int world, const std::vector<std::
         if (std::find(why.begin(), why.end(), b.message) == why.end()) why.push_back(b.message);
     }
     if (bad.size() < r.values.size()) continue;  // some value can be taken
+    // The values that can be taken: a value divides the world (tp, pp, cp split it; ep divides
+    // dp × cp), so only its divisors are tried (at most 1,344 below 2^30), or 1-1024 for any world.
+    std::vector<int> candidates;
+    if (world > 0) {
+      std::vector<int> high;
+      for (int v = 1; static_cast<long long>(v) * v <= world; ++v)
+        if (world % v == 0) {
+          candidates.push_back(v);
+          if (v != world / v) high.push_back(world / v);
+        }
+      candidates.insert(candidates.end(), high.rbegin(), high.rend());
+    } else {
+      for (int v = 1; v <= 1024; ++v) candidates.push_back(v);
+    }
     std::vector<std::string> can;
-    const int top = world > 0 ? world : 1024;
-    for (int v = 1; v <= top && can.size() < 12; ++v)
+    for (int v : candidates) {
+      if (can.size() >= 12) break;
       if (knob_violations(base, r.key, v, world).empty()) can.push_back(std::to_string(v));
+    }
     usage_error(r.option,
                 fmt::format("{} = {}: no layout can take it: {} (possible: {})", r.key,
                             fmt::join(bad, ","), fmt::join(why, "; "), fmt::join(can, ", ")));

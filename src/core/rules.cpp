@@ -376,6 +376,10 @@ std::vector<RuleViolation> knob_violations(const PlanInput& base, const std::str
   }
   for (RuleViolation& v : check_rules(p, false))
     if (v.key == key) out.push_back(std::move(v));
+  // check_batch's rule on the sequence (skipped without a consistent world above).
+  if (knob == "cp" && value > 1 && p.training.seq_len % value != 0)
+    out.push_back({key, fmt::format("{} ({}) must divide training.seq_len ({})", key, value,
+                                    p.training.seq_len)});
   return out;
 }
 

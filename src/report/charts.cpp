@@ -458,9 +458,9 @@ std::string chart_comm(const PlanResult& plan, MemUnits u) {
   std::string s = svg_open("chart-comm", left + plot_w + 190, h,
                            "Communication per GPU per step, by parallel dimension (bars: time)");
   // Bars by time, the cost that matters (a small inter-node volume can take the longest); by
-  // bytes when no time is computed (a link without bandwidth).
-  bool timed = false;
-  for (const LineItem& i : plan.communication) timed = timed || i.time_s.value_or(0) > 0;
+  // bytes when an item has no time (a link without bandwidth).
+  bool timed = !plan.communication.empty();
+  for (const LineItem& i : plan.communication) timed = timed && i.time_s.value_or(0) > 0;
   const auto size_of = [&](const LineItem& i) { return timed ? i.time_s.value_or(0) : i.value; };
   double most = 0;
   for (const LineItem& i : plan.communication) most = std::max(most, size_of(i));
@@ -522,7 +522,8 @@ std::string chart_checkpoint(const PlanResult& plan) {
   std::vector<double> xs;
   for (double d : k_durations)
     if (d >= lo && d <= hi) xs.push_back(d);
-  while (xs.size() > 8) {  // every other one until they fit
+  if (xs.size() < 2) xs = {lo, hi};  // beyond the list (a week): the ends
+  while (xs.size() > 8) {            // every other one until they fit
     std::vector<double> half;
     for (std::size_t k = 0; k < xs.size(); k += 2) half.push_back(xs[k]);
     xs = half;
@@ -532,8 +533,9 @@ std::string chart_checkpoint(const PlanResult& plan) {
         "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#eee\"/><text class=\"tick\" "
         "x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
         num(x(d)), top_y, top_y + plot_h, top_y + plot_h + 14, xml_escape(format_duration(d)));
-  double share_step = 0.001;
-  for (double c : {0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5})
+  double share_step = ymax / 2;  // below the list: two ticks
+  for (double c : {1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
+                   0.2, 0.25, 0.5})
     if (ymax / c <= 5) {
       share_step = c;
       break;

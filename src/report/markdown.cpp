@@ -112,6 +112,16 @@ std::string time_section(const PlanResult& plan, MemUnits u) {
   return out;
 }
 
+// The measured keys, each as code, with the profile it came from (as code too: a path from the
+// command line may hold a backtick).
+std::string measured_markdown(const PlanSource& loaded) {
+  std::string out;
+  for (const auto& [key, from] : measured_keys(loaded))
+    out += (out.empty() ? "" : ", ") + text::markdown_code(key) +
+           (from.empty() ? "" : " (from " + text::markdown_code(from) + ")");
+  return out;
+}
+
 std::string basis_section(const PlanResult& plan, MemUnits u) {
   const StageMemory& worst = plan.stages[plan.worst_stage];
   std::string out = fmt::format(
@@ -139,13 +149,12 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
     out += fmt::format("- convention: {}{}\n", c.effect,
                        c.key.empty() ? "" : fmt::format(" (`{}`)", c.key));
   if (!loaded.calibration.empty())
-    out += fmt::format(
-        "- calibration {}: measured {}; still assumed {}\n",
-        text::markdown_code(loaded.calibration),
-        loaded.measured.empty() ? "nothing"
-                                : fmt::format("`{}`", fmt::join(measured_keys(loaded), "`, `")),
-        loaded.assumed.empty() ? "nothing"
-                               : fmt::format("`{}`", fmt::join(loaded.assumed, "`, `")));
+    out += fmt::format("- calibration {}: measured {}; still assumed {}\n",
+                       text::markdown_code(loaded.calibration),
+                       loaded.measured.empty() ? "nothing" : measured_markdown(loaded),
+                       loaded.assumed.empty()
+                           ? "nothing"
+                           : fmt::format("`{}`", fmt::join(loaded.assumed, "`, `")));
   out += "\n" + memory_section(plan, memory_view(plan, options.stages), u, options.phase);
   out += mermaid_charts(plan, u);
   out += "\n" + host_line(plan, u);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "trainledger/report.hpp"
 
@@ -32,23 +34,54 @@ struct Frame {
   double y(double v) const { return top + h - h * (y1 > y0 ? (v - y0) / (y1 - y0) : 0.5); }
 };
 
-std::string axes(const Frame& f, const std::string& xl, const std::string& yl) {
+// Round ticks over [lo, hi]: steps of 1, 2 or 5 times a power of ten, about five of them; whole
+// numbers only for an integer knob.
+std::vector<double> nice_ticks(double lo, double hi, bool integers) {
+  if (!(hi > lo)) return {lo};
+  const double raw = (hi - lo) / 5;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double r = raw / mag;
+  double step = mag * (r <= 1 ? 1 : r <= 2 ? 2 : r <= 5 ? 5 : 10);
+  if (integers) step = std::max(1.0, std::round(step));
+  std::vector<double> out;
+  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9 && out.size() < 12;
+       v += step)
+    out.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+  return out;
+}
+
+std::string axes(const Frame& f, const std::string& xl, const std::string& yl,
+                 bool integer_x = false) {
   std::string s = fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ccc\"/>\n",
       f.left, f.top, f.w, f.h);
-  for (int k = 0; k <= 4; ++k) {
-    const double xv = f.x0 + (f.x1 - f.x0) * k / 4, yv = f.y0 + (f.y1 - f.y0) * k / 4;
+  for (double xv : nice_ticks(f.x0, f.x1, integer_x))
     s += fmt::format(
-        "<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\">{:.4g}</text><text x=\"{}\" "
-        "y=\"{:.2f}\" text-anchor=\"end\">{:.4g}</text>\n",
-        f.x(xv), f.top + f.h + 14, xv, f.left - 4, f.y(yv) + 4, yv);
-  }
+        "<line x1=\"{0:.2f}\" x2=\"{0:.2f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#eee\"/><text "
+        "class=\"tick\" x=\"{0:.2f}\" y=\"{3}\" text-anchor=\"middle\">{4:g}</text>\n",
+        f.x(xv), f.top, f.top + f.h, f.top + f.h + 14, xv);
+  for (double yv : nice_ticks(f.y0, f.y1, false))
+    s += fmt::format(
+        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.2f}\" y2=\"{2:.2f}\" stroke=\"#eee\"/><text "
+        "class=\"tick\" x=\"{3}\" y=\"{4:.2f}\" text-anchor=\"end\">{5:g}</text>\n",
+        f.left, f.left + f.w, f.y(yv), f.left - 4, f.y(yv) + 4, yv);
   s += fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text><text x=\"12\" y=\"{}\" "
       "transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">{}</text>\n",
       f.left + f.w / 2, f.top + f.h + 30, xml_escape(xl), f.top + f.h / 2, f.top + f.h / 2,
       xml_escape(yl));
   return s;
+}
+
+// A legend's text cut to `chars` characters (the whole name in its tooltip).
+std::string legend_text(const std::string& name, std::size_t chars) {
+  std::size_t n = 0;
+  std::string out;
+  for (unsigned char c : name) {
+    if ((c & 0xC0) != 0x80 && ++n > chars) return xml_escape(out) + "…";
+    out += static_cast<char>(c);
+  }
+  return xml_escape(out);
 }
 
 Frame frame_of(const std::vector<double>& xs, const std::vector<double>& ys) {
@@ -104,10 +137,16 @@ std::string lines_svg(const std::string& id, const std::string& title, const std
     ys.insert(ys.end(), se.y.begin(), se.y.end());
   }
   const Frame f = frame_of(xs, ys);
-  std::string s = head(id, 820, 390, title) + axes(f, x_label, y_label);
+  bool integers = true;
+  for (double v : xs) integers = integers && v == std::floor(v);
+  std::string s = head(id, 820, 390, title) + axes(f, x_label, y_label, integers);
+  // Series that coincide stay visible: each its own colour and dash, drawn thinner as they go.
+  static const char* const k_dashes[] = {"", "6 3", "2 2", "8 3 2 3"};
   int k = 0;
   for (const Series& se : series) {
     const char* colour = k_colours[k % 8];
+    const std::string dash =
+        k % 4 == 0 ? "" : fmt::format(" stroke-dasharray=\"{}\"", k_dashes[k % 4]);
     std::string path;
     for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
       if (!std::isfinite(se.y[i])) {
@@ -123,12 +162,21 @@ std::string lines_svg(const std::string& id, const std::string& title, const std
           xml_escape(se.name), se.x[i], se.y[i], f.x(se.x[i]), f.y(se.y[i]), colour,
           xml_escape(se.name), se.y[i], se.x[i]);
     }
-    s += fmt::format("<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\"/>\n", path, colour);
     s += fmt::format(
-        "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
-        "y=\"{}\">{}</text>\n",
-        f.left + f.w + 12, f.top + 10 + 16 * k, colour, f.left + f.w + 26, f.top + 19 + 16 * k,
-        xml_escape(se.name));
+        "<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}/>\n", path,
+        colour,
+        k == 0   ? "2.5"
+        : k == 1 ? "2"
+                 : "1.5",
+        dash);
+    // The legend: a short line in the series' style; a name longer than the room is cut, whole
+    // in its tooltip.
+    s += fmt::format(
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/><text "
+        "class=\"legend\" x=\"{}\" y=\"{}\"><title>{}</title>{}</text>\n",
+        f.left + f.w + 10, f.left + f.w + 28, f.top + 15 + 16 * k, f.top + 15 + 16 * k, colour,
+        dash, f.left + f.w + 32, f.top + 19 + 16 * k, xml_escape(se.name),
+        legend_text(se.name, 24));
     ++k;
   }
   return s + "</svg>\n";

@@ -41,13 +41,15 @@ int row_rank(ItemId id) {
 
 }  // namespace
 
-std::vector<std::string> measured_keys(const PlanSource& loaded) {
-  const bool several = loaded.calibration.find(", ") != std::string::npos;
-  std::vector<std::string> out;
+std::vector<std::pair<std::string, std::string>> measured_keys(const PlanSource& loaded) {
+  std::vector<std::string> froms;
+  for (const std::string& f : loaded.measured_from)
+    if (std::find(froms.begin(), froms.end(), f) == froms.end()) froms.push_back(f);
+  std::vector<std::pair<std::string, std::string>> out;
   for (std::size_t i = 0; i < loaded.measured.size(); ++i)
-    out.push_back(several && i < loaded.measured_from.size()
-                      ? fmt::format("{} (from {})", loaded.measured[i], loaded.measured_from[i])
-                      : loaded.measured[i]);
+    out.emplace_back(loaded.measured[i], froms.size() > 1 && i < loaded.measured_from.size()
+                                             ? loaded.measured_from[i]
+                                             : std::string());
   return out;
 }
 

@@ -32,9 +32,9 @@ struct MemoryView {
 
 // The stages' columns (identical neighbours share one); `only` non-empty: those stages alone,
 // each in its own column (plan --stage).
-// The measured keys as the reports list them: with the profile that set each when several
-// profiles were given ("cluster.inter_node_bandwidth (from b.toml)").
-std::vector<std::string> measured_keys(const PlanSource& loaded);
+// The measured keys as the reports list them, each with the profile that set it when keys came
+// from several profiles (else ""): the table writes "key (from b.toml)", Markdown codes both.
+std::vector<std::pair<std::string, std::string>> measured_keys(const PlanSource& loaded);
 
 MemoryView memory_view(const PlanResult& plan, const std::vector<int>& only = {});
 

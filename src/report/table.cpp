@@ -104,6 +104,12 @@ std::vector<Shown> shown_columns(const PlanResult& plan, const MemoryView& v, bo
     }
     out.push_back(Shown{col.title, keep ? col.role : "range", {c}, col.stages});
   }
+  // A run of one column saves nothing: it keeps its own title and role.
+  for (Shown& sh : out)
+    if (sh.role == "range" && sh.columns.size() == 1) {
+      sh.title = v.columns[sh.columns.front()].title;
+      sh.role = v.columns[sh.columns.front()].role;
+    }
   return out;
 }
 
@@ -164,7 +170,9 @@ std::string memory_table(const PlanResult& plan, const MemoryView& v, MemUnits u
   auto [label, column, cells, totals] = build(cols, k_label_width);
   std::size_t room = k_label_width;
   if (o.width > 0) {
-    if (id_width + 2 + label + cols.size() * column > o.width && cols.size() > 3) {
+    // The stages asked for (--stage) are shown, never folded.
+    if (o.stages.empty() && id_width + 2 + label + cols.size() * column > o.width &&
+        cols.size() > 3) {
       cols = shown_columns(plan, v, true);
       std::tie(label, column, cells, totals) = build(cols, room);
     }
@@ -319,6 +327,17 @@ std::string host_line(const PlanResult& plan, MemUnits u) {
   return s + "\n";
 }
 
+namespace {
+
+std::string measured_text(const PlanSource& loaded) {
+  std::string out;
+  for (const auto& [key, from] : measured_keys(loaded))
+    out += (out.empty() ? "" : ", ") + key + (from.empty() ? "" : " (from " + from + ")");
+  return out;
+}
+
+}  // namespace
+
 std::string render_table(const PlanResult& plan, const PlanSource& loaded, const Options& options) {
   const MemUnits u = options.units;
   std::string out =
@@ -337,8 +356,7 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
   if (!loaded.calibration.empty())
     out += fmt::format(
         "calibration {} · measured: {} · still assumed: {}\n", loaded.calibration,
-        loaded.measured.empty() ? "nothing"
-                                : fmt::format("{}", fmt::join(measured_keys(loaded), ", ")),
+        loaded.measured.empty() ? "nothing" : measured_text(loaded),
         loaded.assumed.empty() ? "nothing" : fmt::format("{}", fmt::join(loaded.assumed, ", ")));
   out += "\n";
   out += memory_table(plan, memory_view(plan, options.stages), u, options.phase, options);

@@ -10,6 +10,7 @@
 
 #include "helpers.hpp"
 #include "trainledger/calibrate.hpp"
+#include "trainledger/text.hpp"
 
 using namespace trainledger;
 
@@ -504,4 +505,29 @@ TEST_CASE("calibrate compare refuses a rank the plan does not have; counters are
   CHECK(j["memory"][0]["num_alloc_retries"] == 3);
   CHECK(j["memory"][0]["num_ooms"].is_number_integer());
   CHECK(j["memory"][0]["rank"] == 63);
+  // A rank and a stage that disagree under the plan's placement are refused.
+  const std::string both = (dir / "both.json").string();
+  std::ofstream(both) << "{\"rank\": 63, \"stage\": 0, \"memory_stats\": "
+                         "{\"allocated_bytes.all.peak\": 53687091200, "
+                         "\"reserved_bytes.all.peak\": 75161927680}}\n";
+  const auto disagree = test::run_cli({"calibrate", "compare", "--memory-stats", both});
+  CHECK(disagree.code == 2);
+  CHECK(disagree.err.find("\"stage\": 0 but rank 63 is on stage 3") != std::string::npos);
+}
+
+TEST_CASE("a profile path with a backtick stays code in the Markdown report", "[calibrate][cli]") {
+  const std::string d = test::source_path("tests/data/nccl-tests/");
+  const auto dir = scratch("backtick");
+  const std::string p1 = (dir / "intra.toml").string();
+  const std::string p2 = (dir / "x`<img src=x>`.toml").string();
+  REQUIRE(test::run_cli({"calibrate", "import", d + "a100-8gpu-sendrecv.txt", "--ranks", "8",
+                         "--nodes", "1", "-o", p1})
+              .code == 0);
+  REQUIRE(test::run_cli({"calibrate", "import", d + "deepops-dgx-a100-4x8-all_reduce.txt",
+                         "--nodes", "4", "-o", p2})
+              .code == 0);
+  const auto md =
+      test::run_cli({"plan", "--format", "markdown", "--calibration", p1, "--calibration", p2});
+  REQUIRE(md.code == 0);
+  CHECK(md.out.find("(from " + text::markdown_code(p2) + ")") != std::string::npos);
 }

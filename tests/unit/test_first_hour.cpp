@@ -505,3 +505,33 @@ TEST_CASE("sweep's CSV has plain numbers; diff's terms are in human units",
   CHECK(diff.out.find("state_bytes 25.38 GiB → 38.07 GiB") != std::string::npos);
   CHECK(diff.out.find("dp_s 47.0 ms → 14.4 ms") != std::string::npos);
 }
+
+TEST_CASE("review fixes: stages asked for are never folded, search refuses cp by the sequence",
+          "[first-hour][table][search]") {
+  const auto listed = run_cli(with(k_pp16, {"--stage", "3,4,5,6,7", "--width", "80"}));
+  REQUIRE(listed.code == 0);
+  const std::string head = memory_lines(listed.out).front();
+  for (const char* st : {"stage 3", "stage 4", "stage 5", "stage 6", "stage 7"})
+    CHECK(head.find(st) != std::string::npos);
+  CHECK(listed.out.find("folded") == std::string::npos);
+  // cp must divide the sequence (8192): refused at once, with the rule.
+  const auto cp = run_cli({"search", "--fix", "cp=3", "--no-progress"});
+  CHECK(cp.code == 2);
+  CHECK(cp.err.find("parallel.cp (3) must divide training.seq_len (8192)") != std::string::npos);
+  // A world of a million GPUs: the values that can be taken are found among its divisors.
+  const auto big = run_cli({"search", "--set", "cluster.nodes=131072", "--set",
+                            "training.global_batch=1048576", "--fix", "tp=7", "--no-progress"});
+  CHECK(big.code == 2);
+  CHECK(big.err.find("(possible: 1, 2, 4, 8, 16, 32, 64)") != std::string::npos);
+}
+
+TEST_CASE("review fixes: diff's terms by their own units; fish completes files",
+          "[first-hour][diff][shell]") {
+  const std::string plan = trainledger::test::source_path("configs/plans/default.toml");
+  const auto diff = run_cli({"diff", plan, plan, "--set", "training.seq_len=4096"});
+  REQUIRE(diff.code == 0);
+  CHECK(diff.out.find("0.00 GiB → 0.00 GiB") == std::string::npos);  // B/param stays in B
+  const auto fish = run_cli({"completion", "fish"});
+  CHECK(fish.out.find("complete -c trainledger -f") == std::string::npos);
+  CHECK(fish.out.find(" -r -F") == std::string::npos);
+}

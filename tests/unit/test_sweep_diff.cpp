@@ -1,5 +1,8 @@
 // sweep and diff (docs/cli.md#sweep, #diff) agree item by item with separate plan runs.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -134,4 +137,40 @@ TEST_CASE("search, sweep and diff draw their charts as SVG", "[sweep][diff][sear
   CHECK(diff.out.find("<svg id=\"chart-diff\"") != std::string::npos);
   CHECK(diff.out.find("data-label=\"activations\" data-which=\"a\"") != std::string::npos);
   CHECK(diff.out.find("data-label=\"peak\" data-which=\"b\"") != std::string::npos);
+}
+
+TEST_CASE("sweep's chart has round ticks, whole ones for an integer knob, and a legend that fits",
+          "[sweep][charts]") {
+  const auto svg =
+      test::run_cli({"sweep", "--vary", "training.micro_batch=1,2,3", "--vary",
+                     "training.recompute=\"none\",\"selective\",\"full\"", "--format", "svg"});
+  REQUIRE(svg.code == 0);
+  // Tick labels: "<text class="tick" ...>VALUE</text>"; the x ticks first (text-anchor middle).
+  std::vector<std::string> x_ticks, y_ticks;
+  const std::string tag = "<text class=\"tick\" ";
+  for (std::size_t at = svg.out.find(tag); at != std::string::npos;
+       at = svg.out.find(tag, at + 1)) {
+    const std::size_t gt = svg.out.find('>', at), end = svg.out.find("</text>", gt);
+    const std::string attrs = svg.out.substr(at, gt - at);
+    const std::string value = svg.out.substr(gt + 1, end - gt - 1);
+    (attrs.find("text-anchor=\"middle\"") != std::string::npos ? x_ticks : y_ticks)
+        .push_back(value);
+  }
+  REQUIRE(x_ticks.size() >= 2);
+  for (const std::string& t : x_ticks) {
+    INFO(t);
+    CHECK(t.find_first_not_of("0123456789") == std::string::npos);  // whole micro-batches
+  }
+  REQUIRE(y_ticks.size() >= 3);
+  for (const std::string& t : y_ticks) {
+    INFO(t);
+    // 1, 2 or 5 times a power of ten: at most one significant digit after the leading ones.
+    const double v = std::stod(t);
+    CHECK(t.size() <= 4);
+    CHECK(v == std::round(v));
+  }
+  // Three series, each its own dash; every legend text within the chart's 820 px.
+  CHECK(svg.out.find("stroke-dasharray=\"6 3\"") != std::string::npos);
+  CHECK(svg.out.find("stroke-dasharray=\"2 2\"") != std::string::npos);
+  CHECK(svg.out.find("class=\"legend\"") != std::string::npos);
 }
