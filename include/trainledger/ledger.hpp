@@ -18,6 +18,9 @@ struct Collective {
   double message_bytes = 0;  // S: the full tensor of one call
   double calls_per_step = 0;
   std::string link;  // "intra-node" or "inter-node"
+  // The plan inputs its time was read from (the link's bandwidth, or the node's links where they
+  // bound an inter-node group, and its latency): the terms of its formula that name a key.
+  std::vector<Term> inputs;
 };
 
 struct LineItem {

@@ -101,6 +101,11 @@ inline bool near_by_band(const Verdict& v) {
   return plan_fits(v) && v.headroom >= v.required_headroom && !v.band_fits;
 }
 
+// The pipeline stage of a global rank under parallel.placement: the dimensions placed inside pp
+// set its stride (Megatron-Core's default order tp-cp-dp-pp puts stage s on ranks
+// s·tp·cp·dp to (s+1)·tp·cp·dp − 1).
+int stage_of_rank(const PlanInput& in, long long rank);
+
 // Only the host memory per node is over: the GPU fixes would not help (offloading more makes it
 // worse); the reports list the host's items instead.
 inline bool only_host_over(const Verdict& v) { return v.fits && !v.host_fits; }

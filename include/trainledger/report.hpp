@@ -1,8 +1,6 @@
 // Renderers: table, JSON and Markdown views of one PlanResult. They print; they never compute.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <string>
 #include <vector>
 
@@ -36,9 +34,6 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
 std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
                             const Options& options);
 std::string render_json(const PlanResult& plan, const PlanSource& loaded);
-// The fixes as plan's JSON `fixes` and check's `suggestions` write them (docs/json-schema.md):
-// {id, bytes, changes: [{key, from, to}], knob (as text), freed_bytes, then_fits}.
-nlohmann::ordered_json fixes_json(const std::vector<Fix>& fixes);
 // One self-contained HTML file: inline SVG charts (memory per stage by role, the step as a
 // waterfall, the pipeline schedule, communication, the checkpoint trade-off) and the ledger.
 std::string render_html(const PlanResult& plan, const PlanSource& loaded, const Options& options);
@@ -50,17 +45,31 @@ struct ChartPoint {
   double x = 0, y = 0;
   std::string label;       // the tooltip
   bool highlight = false;  // drawn larger, joined into a front
+  std::string tag;         // a short label drawn beside the point (none when empty)
 };
-// Points on linear axes; the highlighted ones are joined in x order (a Pareto front).
+// A reference line across the plot at `value` (the capacity, the limit the estimate is held to),
+// named on the chart; `dashed` for a limit derived from it.
+struct Guide {
+  double value = 0;
+  std::string label;
+  bool dashed = false;
+};
+// Points on linear axes; the highlighted ones are joined in x order (a Pareto front). Guides are
+// vertical lines at x values (search: the capacity and the limit of peak memory); tags are
+// placed where they do not cover another tag.
 std::string scatter_svg(const std::string& id, const std::string& title, const std::string& x_label,
-                        const std::string& y_label, const std::vector<ChartPoint>& points);
+                        const std::string& y_label, const std::vector<ChartPoint>& points,
+                        const std::vector<Guide>& x_guides = {});
 struct Series {
   std::string name;
   std::vector<double> x, y;  // y NaN: a gap (an invalid point)
 };
-// Lines over a shared x axis (sweep): one per series.
+// Lines over a shared x axis (sweep): one per series. Guides are horizontal lines at y values
+// (the capacity when the line is peak memory); with at most two series every point carries its
+// value.
 std::string lines_svg(const std::string& id, const std::string& title, const std::string& x_label,
-                      const std::string& y_label, const std::vector<Series>& series);
+                      const std::string& y_label, const std::vector<Series>& series,
+                      const std::vector<Guide>& y_guides = {});
 struct PairedBar {
   std::string label;
   double a = 0, b = 0;

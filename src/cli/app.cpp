@@ -188,24 +188,15 @@ struct Input {
   double value;
 };
 
-// The inputs `items` read: their terms', and for a collective's time the links' bandwidths and
-// latencies (a time's formula is not among the terms).
-std::vector<Input> inputs_read(const std::vector<const LineItem*>& items, const PlanInput& in) {
+// The inputs `items` read: their terms', and their collectives' (a time's formula is not among
+// the item's terms).
+std::vector<Input> inputs_read(const std::vector<const LineItem*>& items) {
   std::vector<Input> out;
   for (const LineItem* i : items) {
     for (const Term& t : i->terms)
       if (!t.input.empty()) out.push_back({t.input, t.value});
-    for (const Collective& c : i->collectives) {
-      const ClusterSpec& k = in.cluster;
-      if (c.link == "inter-node") {
-        out.push_back({"cluster.inter_node_bandwidth", k.inter_node_bandwidth});
-        out.push_back({"cluster.inter_node_latency", k.inter_node_latency});
-      } else {
-        out.push_back({"cluster.intra_node_bandwidth", k.intra_node_bandwidth});
-        out.push_back({"cluster.intra_node_gather_bandwidth", k.intra_node_gather_bandwidth});
-        out.push_back({"cluster.intra_node_latency", k.intra_node_latency});
-      }
-    }
+    for (const Collective& c : i->collectives)
+      for (const Term& t : c.inputs) out.push_back({t.input, t.value});
   }
   return out;
 }
@@ -232,7 +223,7 @@ std::string named_inputs(const std::vector<Input>& inputs, const config::LoadedP
 }
 
 std::string inputs_of(const std::vector<const LineItem*>& items, const config::LoadedPlan& loaded) {
-  return named_inputs(inputs_read(items, loaded.input), loaded);
+  return named_inputs(inputs_read(items), loaded);
 }
 
 std::vector<const LineItem*> all_items(const PlanResult& plan) {

@@ -380,21 +380,11 @@ Measured read_stats(const std::string& file, const PlanInput& in) {
                                 "a dump of another run, or the plan's cluster is not the one "
                                 "measured",
                                 m.rank, world, world - 1));
-  // A rank's pipeline stage under the plan's placement (the dimensions inside pp).
-  const auto stage_of_rank = [&](long long rank) {
-    long long stride = 1;
-    for (const std::string& d : p.placement) {
-      if (d == "pp") break;
-      const long long n = d == "tp" ? p.tp : d == "cp" ? p.cp : d == "dp" ? p.dp : 1;
-      if (__builtin_mul_overflow(stride, n, &stride)) stride = 1LL << 40;
-    }
-    return static_cast<int>((rank / std::max(1LL, stride)) % std::max(1, p.pp));
-  };
-  if (m.stage >= 0 && m.rank >= 0 && stage_of_rank(m.rank) != m.stage)
+  if (m.stage >= 0 && m.rank >= 0 && stage_of_rank(in, m.rank) != m.stage)
     fail_at("stage", fmt::format("\"stage\": {} but rank {} is on stage {} under the plan's "
                                  "parallel.placement",
-                                 m.stage, m.rank, stage_of_rank(m.rank)));
-  if (m.stage < 0 && m.rank >= 0) m.stage = stage_of_rank(m.rank);
+                                 m.stage, m.rank, stage_of_rank(in, m.rank)));
+  if (m.stage < 0 && m.rank >= 0) m.stage = stage_of_rank(in, m.rank);
   if (m.stage < 0) {
     if (p.pp > 1)
       fail("the plan has pipeline stages: give \"rank\" or \"stage\" beside \"memory_stats\"");

@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "app.hpp"
+#include "json_parts.hpp"
 #include "trainledger/plan.hpp"
 #include "trainledger/text.hpp"
 #include "trainledger/whatif.hpp"

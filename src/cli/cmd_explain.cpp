@@ -48,28 +48,19 @@ CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o) {
   return sub;
 }
 
-// The link keys a communication item's time rests on (docs/calibration.md), each with its value
+// The link keys a communication item's time was read from (Collective::inputs, recorded by the
+// core from the time's own formula; docs/calibration.md), each with its value
 // and where it came from: a calibration profile's line ("measured"), the GPU preset or the
 // default. (The terms of other items name their plan keys and sources themselves.)
 std::string inputs_of(const LineItem& item, const config::LoadedPlan& loaded) {
   std::vector<std::string> keys;
-  const auto add = [&](const char* k) {
-    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-  };
-  for (const Collective& c : item.collectives) {
-    if (c.link == "inter-node") {
-      add("cluster.inter_node_bandwidth");
-      add("cluster.inter_node_latency");
-      continue;
-    }
-    // Inside a node every collective but the all-reduce runs at the gather bandwidth when it
-    // has its own key (src/core/collectives.hpp, Link::key), the all-reduce at the other.
-    const bool gather = c.collective.find("all-reduce") == std::string::npos;
-    add(gather && loaded.input.cluster.intra_node_gather_bandwidth > 0
-            ? "cluster.intra_node_gather_bandwidth"
-            : "cluster.intra_node_bandwidth");
-    add("cluster.intra_node_latency");
-  }
+  for (const Collective& c : item.collectives)
+    for (const Term& t : c.inputs)
+      if (std::find(keys.begin(), keys.end(), t.input) == keys.end()) keys.push_back(t.input);
+  // The bandwidths first, then the latencies, in the order the formula read them.
+  std::stable_partition(keys.begin(), keys.end(), [](const std::string& k) {
+    return k.find("bandwidth") != std::string::npos;
+  });
   std::string out;
   for (const std::string& k : keys)
     for (const config::ResolvedValue& r : loaded.resolved) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include "app.hpp"
@@ -222,9 +223,25 @@ int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err) {
         if (p.shown.front()->unit == Unit::seconds) y_label += " (s)";
         break;
       }
+    // Peak memory against the capacity (one line when every point has the same GPU).
+    std::vector<report::Guide> guides;
+    if (show.front() == "peak") {
+      std::optional<double> capacity;
+      bool one = true;
+      for (const Point& p : points)
+        if (p.plan) {
+          const double c = static_cast<double>(p.plan->input.cluster.gpu.memory_bytes);
+          one = one && (!capacity || *capacity == c);
+          capacity = c;
+        }
+      if (capacity && one)
+        guides.push_back(
+            {*capacity / (1024.0 * 1024.0 * 1024.0),
+             fmt::format("capacity {:.1f} GiB", *capacity / (1024.0 * 1024.0 * 1024.0)), false});
+    }
     out << report::lines_svg("chart-sweep",
                              fmt::format("{} over {}", show.front(), axes.front().key),
-                             axes.front().key, y_label, series);
+                             axes.front().key, y_label, series, guides);
   } else if (o.format == "csv") {
     std::vector<std::string> head;
     for (const Axis& a : axes) head.push_back(a.key);

@@ -38,6 +38,19 @@ std::string layout_text(const Layout& l) {
   return s;
 }
 
+// A layout in a few characters, for a chart's point: the sizes that are not 1, the ZeRO stage,
+// the micro-batch and the recomputation ("tp 4 dp 2 Z3 mb 2 full").
+std::string layout_tag(const Layout& l) {
+  std::string s = fmt::format("tp {}", l.tp);
+  if (l.pp > 1) s += fmt::format(" pp {}", l.pp);
+  s += fmt::format(" dp {}", l.dp);
+  if (l.cp > 1) s += fmt::format(" cp {}", l.cp);
+  if (l.ep > 1) s += fmt::format(" ep {}", l.ep);
+  s += fmt::format(" Z{} mb {}", l.zero, l.micro_batch);
+  if (l.recompute != Recompute::none) s += fmt::format(" {}", to_string(l.recompute));
+  return s;
+}
+
 // What makes `a` faster than `b`: the step's components that differ most.
 std::string why(const Layout& a, const Layout& b) {
   struct Part {
@@ -213,15 +226,28 @@ void print_search(const SearchRun& run, const SearchOptions& so, const std::stri
   } else if (format == "svg") {
     std::vector<report::ChartPoint> points;
     for (const Layout& l : r.pareto)
-      points.push_back({l.peak_bytes / k_gib, l.step_s, layout_text(l), true});
+      points.push_back({l.peak_bytes / k_gib, l.step_s, layout_text(l), true, layout_tag(l)});
     for (const Layout& l : r.top)
-      points.push_back({l.peak_bytes / k_gib, l.step_s, layout_text(l), false});
+      points.push_back({l.peak_bytes / k_gib, l.step_s, layout_text(l), false, ""});
+    // The capacity and the limit every point was held to (less with a band).
+    const double capacity = static_cast<double>(run.input.cluster.gpu.memory_bytes) / k_gib;
+    std::vector<report::Guide> guides = {
+        {capacity, fmt::format("capacity {:.1f} GiB", capacity), false},
+        {r.limit_bytes / k_gib,
+         fmt::format("limit {:.1f} GiB ({:.0f} % headroom)", r.limit_bytes / k_gib,
+                     100 * so.headroom),
+         true}};
+    if (r.estimate_limit_bytes < r.limit_bytes * (1 - 1e-9))
+      guides.push_back({r.estimate_limit_bytes / k_gib,
+                        fmt::format("estimate limit {:.1f} GiB ({:.0f} % band)",
+                                    r.estimate_limit_bytes / k_gib, 100 * r.band.confidence),
+                        true});
     out << report::scatter_svg(
         "chart-search",
         fmt::format("{} on {} GPUs: peak memory against step time ({} fitting layouts; the "
                     "Pareto front joined)",
                     run.input.model.name, run.world, r.fitting),
-        "peak memory per GPU (GiB)", "step time (s)", points);
+        "peak memory per GPU (GiB)", "step time (s)", points, guides);
   } else if (format == "csv") {
     out << "rank,tp,pp,dp,cp,ep,zero,zero_shard_size,placement,sequence_parallel,recompute,"
            "micro_batch,grad_accum,schedule,virtual_stages,stage_layers,peak_bytes,step_s,"

@@ -44,12 +44,12 @@ std::string_view to_string(CollKind k) {
   return "?";
 }
 
-Group group_of(const PlanInput& in, std::string_view dim, int size) {
-  const ParallelSpec& p = in.parallel;
-  // Stride: the product of the dimensions placed inside this one. ep lives inside dp (its
-  // ranks are a subset of the data-parallel ranks), next to the dimensions inside dp.
-  int stride = 1;
-  const std::string_view target = dim == "ep" ? std::string_view("dp") : dim;
+namespace {
+
+// The rank distance between neighbours of a dimension: the product of the dimensions placed
+// inside it (parallel.placement, innermost first).
+long long stride_inside(const ParallelSpec& p, std::string_view target) {
+  long long stride = 1;
   for (const std::string& d : p.placement) {
     if (d == target) break;
     if (d == "tp") stride *= p.tp;
@@ -57,9 +57,23 @@ Group group_of(const PlanInput& in, std::string_view dim, int size) {
     if (d == "dp") stride *= p.dp;
     if (d == "pp") stride *= p.pp;
   }
+  return stride;
+}
+
+}  // namespace
+
+Group group_of(const PlanInput& in, std::string_view dim, int size) {
+  // ep lives inside dp (its ranks are a subset of the data-parallel ranks), next to the
+  // dimensions inside dp.
+  const std::string_view target = dim == "ep" ? std::string_view("dp") : dim;
   Group g;
   g.name = dim;
-  return regroup(in, g, size, stride);
+  return regroup(in, g, size, static_cast<int>(stride_inside(in.parallel, target)));
+}
+
+int stage_of_rank(const PlanInput& in, long long rank) {
+  const long long stride = std::max(1LL, stride_inside(in.parallel, "pp"));
+  return static_cast<int>((std::max(0LL, rank) / stride) % std::max(1, in.parallel.pp));
 }
 
 Group regroup(const PlanInput& in, const Group& base, int size, int stride) {

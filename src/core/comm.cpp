@@ -41,6 +41,7 @@ struct Builder {
   V time = V::term("none", 0, "s");
   CommDim dim;
   bool any = false;
+  std::vector<std::vector<Term>> call_inputs;  // per call of `dim` (the explained evaluation)
 
   void add(CollKind kind, const Group& g, double message_bytes, double calls_per_step,
            const Text& what, CommPhase phase = CommPhase::backward_sync) {
@@ -56,9 +57,19 @@ struct Builder {
     volume = any ? volume + v : v;
     time = any ? time + t : t;
     any = true;
-    if (dim.n_calls < static_cast<int>(dim.calls.size()))
+    if (dim.n_calls < static_cast<int>(dim.calls.size())) {
       dim.calls[dim.n_calls++] = CollCall{
           kind, g.size, message_bytes, calls_per_step, g.link.inter_node, t.value(), phase};
+      if constexpr (V::explained) {
+        std::vector<Term> keys;
+        for (const Term& term : t.terms()) {
+          bool seen = term.input.empty();
+          for (const Term& k : keys) seen = seen || k.input == term.input;
+          if (!seen) keys.push_back(term);
+        }
+        call_inputs.push_back(std::move(keys));
+      }
+    }
   }
 
   // Records the dimension's typed result and its report item. `units`: the buckets or
@@ -99,9 +110,9 @@ struct Builder {
       }
       for (int i = 0; i < dim.n_calls; ++i) {
         const CollCall& c = dim.calls[i];
-        li.collectives.push_back(Collective{std::string(to_string(c.kind)), c.group_size,
-                                            c.message_bytes, c.calls_per_step,
-                                            c.inter_node ? "inter-node" : "intra-node"});
+        li.collectives.push_back(Collective{
+            std::string(to_string(c.kind)), c.group_size, c.message_bytes, c.calls_per_step,
+            c.inter_node ? "inter-node" : "intra-node", call_inputs[static_cast<std::size_t>(i)]});
       }
     }
   }

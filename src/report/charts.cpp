@@ -455,8 +455,6 @@ std::string chart_schedule(const PlanResult& plan) {
 std::string chart_comm(const PlanResult& plan, MemUnits u) {
   const int row = 26, left = 190, plot_w = 420;
   const int h = 40 + row * static_cast<int>(plan.communication.size()) + 20;
-  std::string s = svg_open("chart-comm", left + plot_w + 190, h,
-                           "Communication per GPU per step, by parallel dimension (bars: time)");
   // Bars by time, the cost that matters (a small inter-node volume can take the longest); by
   // bytes when an item has no time (a link without bandwidth).
   bool timed = !plan.communication.empty();
@@ -464,23 +462,42 @@ std::string chart_comm(const PlanResult& plan, MemUnits u) {
   const auto size_of = [&](const LineItem& i) { return timed ? i.time_s.value_or(0) : i.value; };
   double most = 0;
   for (const LineItem& i : plan.communication) most = std::max(most, size_of(i));
-  int r = 0;
-  for (const LineItem& i : plan.communication) {
-    const int yy = 30 + r * row;
+  const auto link_of = [](const LineItem& i) {
     std::string link;
     for (const Collective& c : i.collectives)
       if (link.find(c.link) == std::string::npos) link += (link.empty() ? "" : ", ") + c.link;
+    return link;
+  };
+  const auto value_text = [&](const LineItem& i) {
+    return fmt::format("{} in {} ({})", memory_with_unit(i.value, u),
+                       format_duration(i.time_s.value_or(0)), link_of(i));
+  };
+  // Wide enough for the value after the longest bar (11 px sans-serif: at most about 6.6 px a
+  // character, with room for a browser's rounding when the chart is scaled).
+  int w = left + plot_w + 190;
+  for (const LineItem& i : plan.communication) {
+    int chars = 0;
+    for (unsigned char c : value_text(i))
+      if ((c & 0xC0) != 0x80) ++chars;
+    const double bar = most > 0 ? plot_w * size_of(i) / most : 0;
+    w = std::max(w, left + 6 + static_cast<int>(bar) + static_cast<int>(6.6 * chars) + 12);
+  }
+  std::string s = svg_open("chart-comm", w, h,
+                           "Communication per GPU per step, by parallel dimension (bars: time)");
+  int r = 0;
+  for (const LineItem& i : plan.communication) {
+    const int yy = 30 + r * row;
+    const std::string link = link_of(i);
     s += fmt::format(
         "<rect class=\"comm\" data-item=\"{}\" data-bytes=\"{:.0f}\" data-seconds=\"{}\" x=\"{}\" "
         "y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect><text x=\"{}\" y=\"{}\" "
-        "text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\">{} in {} ({})</text>\n",
+        "text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\">{}</text>\n",
         xml_escape(i.id), i.value, exact(i.time_s.value_or(0)), left, yy,
         num(most > 0 ? plot_w * size_of(i) / most : 0), row - 8,
         link.find("inter") != std::string::npos ? k_vermillion : k_sky, tooltip(i, u), left - 6,
         yy + 12, xml_escape(i.label),
         left + 6 + static_cast<int>(most > 0 ? plot_w * size_of(i) / most : 0), yy + 12,
-        xml_escape(memory_with_unit(i.value, u)), xml_escape(format_duration(i.time_s.value_or(0))),
-        xml_escape(link));
+        xml_escape(value_text(i)));
     ++r;
   }
   return s + "</svg>\n";

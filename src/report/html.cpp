@@ -3,7 +3,10 @@
 // (docs/cli.md#charts).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -178,6 +181,22 @@ std::string markdown_html(const std::string& md) {
   return out;
 }
 
+// Charts in a row that wraps: each in a figure as wide as the chart was drawn (its SVG's width
+// attribute), growing to at most 1.6 times that.
+std::string figures(const std::vector<std::string>& charts) {
+  std::string out = "<div class=\"figures\">\n";
+  for (const std::string& svg : charts) {
+    if (svg.empty()) continue;
+    const std::size_t open = svg.find("<svg"), at = svg.find(" width=\"", open);
+    const int w = open == std::string::npos || at == std::string::npos
+                      ? 600
+                      : std::max(1, std::atoi(svg.c_str() + at + 8));
+    out += fmt::format("<figure style=\"flex-basis:{}px;max-width:{}px\">\n{}</figure>\n", w,
+                       w * 8 / 5, svg);
+  }
+  return out + "</div>\n";
+}
+
 }  // namespace
 
 std::string render_html(const PlanResult& plan, const PlanSource& loaded, const Options& o) {
@@ -187,9 +206,11 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   s += fmt::format("<title>trainledger: {}</title>\n", xml_escape(in.model.name));
   s += "<style>\n"
-       "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}\n"
+       "body{font-family:sans-serif;margin:24px;color:#222;max-width:1400px}\n"
        "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
-       "svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}\n"
+       "div.figures{display:flex;flex-wrap:wrap;gap:8px 24px;align-items:flex-start}\n"
+       "figure{margin:0;flex:1 1 auto;min-width:0}\n"
+       "figure svg.chart{display:block;margin:8px 0;width:100%;height:auto}\n"
        "div.table{overflow-x:auto;margin:8px 0}\n"
        "table{border-collapse:collapse;font-size:13px}\n"
        "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}\n"
@@ -238,11 +259,13 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
     for (const std::string& f : fixes) s += "<li>" + xml_escape(f) + "</li>\n";
     s += "</ul>\n";
   }
-  s += "<h2>Memory</h2>\n" + chart_memory(plan, o.units) + chart_phases(plan, o.units);
-  s += "<h2>The step</h2>\n" + chart_step(plan);
-  s += "<h2>Pipeline schedule</h2>\n" + chart_schedule(plan);
-  s += "<h2>Communication</h2>\n" + chart_comm(plan, o.units);
-  s += "<h2>Checkpoints</h2>\n" + chart_checkpoint(plan);
+  // The charts fill the page: side by side where they fit, each grown to at most 1.6 times the
+  // size it was drawn at (its text stays readable, never huge).
+  s += "<h2>Memory</h2>\n" + figures({chart_memory(plan, o.units), chart_phases(plan, o.units)});
+  s += "<h2>The step</h2>\n" + figures({chart_step(plan)});
+  s += "<h2>Pipeline schedule</h2>\n" + figures({chart_schedule(plan)});
+  s += "<h2>Communication</h2>\n" + figures({chart_comm(plan, o.units)});
+  s += "<h2>Checkpoints</h2>\n" + figures({chart_checkpoint(plan)});
   s += "<h2>The ledger</h2>\n" + markdown_html(render_markdown(plan, loaded, o));
   s += "</body>\n</html>\n";
   return s;

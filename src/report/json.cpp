@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_parts.hpp"
 #include "rows.hpp"
 #include "trainledger/report.hpp"
 #include "trainledger/whatif.hpp"

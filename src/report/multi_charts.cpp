@@ -18,13 +18,34 @@ namespace {
 const char* const k_colours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
                                  "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
 
+std::size_t chars_of(const std::string& text) {
+  std::size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// The SVG's opening and its title: 13 px bold (at most about 8 px a character). A title longer
+// than the chart is wide puts its parenthesis on a second, smaller line; what still does not fit
+// widens the chart.
 std::string head(const std::string& id, int w, int h, const std::string& title) {
-  return fmt::format(
+  std::string first = title, second;
+  const std::size_t paren = title.find(" (");
+  if (16 + 8 * chars_of(title) > static_cast<std::size_t>(w) && paren != std::string::npos &&
+      title.back() == ')') {
+    first = title.substr(0, paren);
+    second = title.substr(paren + 2, title.size() - paren - 3);
+  }
+  w = std::max(
+      {w, 16 + 8 * static_cast<int>(chars_of(first)), 16 + 6 * static_cast<int>(chars_of(second))});
+  std::string s = fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg id=\"{}\" class=\"chart\" "
       "xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"8\" "
       "y=\"16\" font-size=\"13\" font-weight=\"bold\">{}</text>\n",
-      xml_escape(id), w, h, w, h, xml_escape(title), xml_escape(title));
+      xml_escape(id), w, h, w, h, xml_escape(title), xml_escape(first));
+  if (!second.empty())
+    s += fmt::format("<text x=\"8\" y=\"30\" font-size=\"10\">{}</text>\n", xml_escape(second));
+  return s;
 }
 
 struct Frame {
@@ -99,16 +120,78 @@ Frame frame_of(const std::vector<double>& xs, const std::vector<double>& ys) {
   return f;
 }
 
+// A tag's box, as drawn at font size 9 (about 5.4 px a character): tags keep out of each other.
+struct Box {
+  double x0, y0, x1, y1;
+  bool meets(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+// `text` beside (cx, cy): right and above, else left, else below; none where every place covers
+// a tag already drawn or leaves the plot.
+std::string tag_at(const Frame& f, double cx, double cy, const std::string& text,
+                   std::vector<Box>& taken) {
+  const double w = 5.4 * static_cast<double>(chars_of(text)), h = 11;
+  struct Place {
+    double x;  // the box's left edge
+    double base;
+  };
+  const Place places[] = {
+      {cx + 6, cy - 6}, {cx - 6 - w, cy - 6}, {cx + 6, cy + 14}, {cx - 6 - w, cy + 14}};
+  for (const Place& p : places) {
+    const Box b{p.x, p.base - h + 2, p.x + w, p.base + 2};
+    if (b.x0 < f.left + 2 || b.x1 > f.left + f.w - 2 || b.y0 < f.top + 2 || b.y1 > f.top + f.h - 2)
+      continue;
+    bool free = true;
+    for (const Box& o : taken) free = free && !b.meets(o);
+    if (!free) continue;
+    taken.push_back(b);
+    return fmt::format("<text class=\"tag\" x=\"{:.2f}\" y=\"{:.2f}\" font-size=\"9\">{}</text>\n",
+                       p.x, p.base, xml_escape(text));
+  }
+  return "";
+}
+
+// A guide across the plot, named inside it (the k-th guide's name one line lower).
+std::string guide_svg(const Frame& f, const Guide& g, bool vertical, int k) {
+  const char* dash = g.dashed ? " stroke-dasharray=\"5 3\"" : "";
+  if (vertical) {
+    const double x = f.x(g.value);
+    return fmt::format(
+        "<line class=\"guide\" data-value=\"{:.17g}\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{}\" "
+        "y2=\"{}\" stroke=\"#D55E00\" stroke-width=\"1.5\"{}/><text class=\"guide\" "
+        "x=\"{:.2f}\" y=\"{}\" text-anchor=\"end\" font-size=\"10\" fill=\"#A04000\">{}</text>\n",
+        g.value, x, x, f.top, f.top + f.h, dash, x - 4, f.top + 12 + 13 * k, xml_escape(g.label));
+  }
+  const double y = f.y(g.value);
+  return fmt::format(
+      "<line class=\"guide\" data-value=\"{:.17g}\" x1=\"{}\" x2=\"{}\" y1=\"{:.2f}\" "
+      "y2=\"{:.2f}\" stroke=\"#D55E00\" stroke-width=\"1.5\"{}/><text class=\"guide\" x=\"{}\" "
+      "y=\"{:.2f}\" text-anchor=\"end\" font-size=\"10\" fill=\"#A04000\">{}</text>\n",
+      g.value, f.left, f.left + f.w, y, y, dash, f.left + f.w - 4, y - 4 - 13 * k,
+      xml_escape(g.label));
+}
+
 }  // namespace
 
 std::string scatter_svg(const std::string& id, const std::string& title, const std::string& x_label,
-                        const std::string& y_label, const std::vector<ChartPoint>& points) {
+                        const std::string& y_label, const std::vector<ChartPoint>& points,
+                        const std::vector<Guide>& x_guides) {
   std::vector<double> xs, ys;
   for (const ChartPoint& p : points) xs.push_back(p.x), ys.push_back(p.y);
+  for (const Guide& g : x_guides)
+    if (std::isfinite(g.value)) xs.push_back(g.value);
   Frame f = frame_of(xs, ys);
   f.x0 = 0;
   f.x1 = f.x1 > 0 ? f.x1 * 1.05 : 1;
   std::string s = head(id, 680, 390, title) + axes(f, x_label, y_label);
+  // Guides named from the right: the largest first, each name a line lower.
+  std::vector<const Guide*> guides;
+  for (const Guide& g : x_guides)
+    if (std::isfinite(g.value)) guides.push_back(&g);
+  std::stable_sort(guides.begin(), guides.end(),
+                   [](const Guide* a, const Guide* b) { return a->value > b->value; });
+  for (std::size_t k = 0; k < guides.size(); ++k)
+    s += guide_svg(f, *guides[k], true, static_cast<int>(k));
   std::vector<const ChartPoint*> front;
   for (const ChartPoint& p : points) {
     if (p.highlight) front.push_back(&p);
@@ -126,20 +209,39 @@ std::string scatter_svg(const std::string& id, const std::string& title, const s
   if (!path.empty())
     s += fmt::format("<path class=\"front\" d=\"{}\" fill=\"none\" stroke=\"{}\"/>\n", path,
                      k_colours[3]);
+  // The guides' names hold their rows; tags go where nothing else is.
+  std::vector<Box> taken;
+  for (std::size_t k = 0; k < guides.size(); ++k) {
+    const double w = 5.9 * static_cast<double>(chars_of(guides[k]->label));
+    const double x = f.x(guides[k]->value) - 4, y = f.top + 12 + 13.0 * static_cast<double>(k);
+    taken.push_back({x - w, y - 11, x, y + 2});
+  }
+  for (const ChartPoint* p : front)
+    if (!p->tag.empty()) s += tag_at(f, f.x(p->x), f.y(p->y), p->tag, taken);
   return s + "</svg>\n";
 }
 
 std::string lines_svg(const std::string& id, const std::string& title, const std::string& x_label,
-                      const std::string& y_label, const std::vector<Series>& series) {
+                      const std::string& y_label, const std::vector<Series>& series,
+                      const std::vector<Guide>& y_guides) {
   std::vector<double> xs, ys;
   for (const Series& se : series) {
     xs.insert(xs.end(), se.x.begin(), se.x.end());
     ys.insert(ys.end(), se.y.begin(), se.y.end());
   }
+  for (const Guide& g : y_guides) ys.push_back(g.value);
   const Frame f = frame_of(xs, ys);
   bool integers = true;
   for (double v : xs) integers = integers && v == std::floor(v);
   std::string s = head(id, 820, 390, title) + axes(f, x_label, y_label, integers);
+  int g = 0;
+  for (const Guide& guide : y_guides)
+    if (std::isfinite(guide.value)) s += guide_svg(f, guide, false, g++);
+  // Values on the points when they can be read: at most two series of at most 24 points.
+  std::size_t most = 0;
+  for (const Series& se : series) most = std::max(most, se.x.size());
+  const bool values = series.size() <= 2 && most <= 24;
+  std::vector<Box> taken;
   // Series that coincide stay visible: each its own colour and dash, drawn thinner as they go.
   static const char* const k_dashes[] = {"", "6 3", "2 2", "8 3 2 3"};
   int k = 0;
@@ -161,6 +263,7 @@ std::string lines_svg(const std::string& id, const std::string& title, const std
           "</circle>\n",
           xml_escape(se.name), se.x[i], se.y[i], f.x(se.x[i]), f.y(se.y[i]), colour,
           xml_escape(se.name), se.y[i], se.x[i]);
+      if (values) s += tag_at(f, f.x(se.x[i]), f.y(se.y[i]), fmt::format("{:.3g}", se.y[i]), taken);
     }
     s += fmt::format(
         "<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}/>\n", path,

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -14,6 +16,55 @@ namespace trainledger::test {
 
 std::string source_path(const std::string& relative) {
   return std::string(TRAINLEDGER_SOURCE_DIR) + "/" + relative;
+}
+
+std::optional<std::string> browser_dom(const std::string& name, const std::string& page,
+                                       int width) {
+  if (std::system("command -v chromium > /dev/null 2>&1") != 0) return std::nullopt;
+  const auto dir = std::filesystem::temp_directory_path() / "trainledger-browser";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / (name + ".html"), out = dir / (name + ".dom");
+  std::ofstream(file) << page;
+  const std::string cmd =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run "
+      "--disable-extensions --hide-scrollbars --window-size=" +
+      std::to_string(width) + ",900 --dump-dom 'file://" + file.string() + "' > '" + out.string() +
+      "' 2> /dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return read_file(out.string());
+}
+
+std::string text_probe() {
+  return "<script>const bad = [], covered = [];"
+         "for (const svg of document.querySelectorAll('svg')) {"
+         "  const r = svg.getBoundingClientRect();"
+         "  for (const t of svg.querySelectorAll('text')) {"
+         "    const b = t.getBoundingClientRect();"
+         "    if (b.width === 0) continue;"
+         "    if (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 ||"
+         "        b.bottom > r.bottom + 1) bad.push(svg.id + ': ' + t.textContent);"
+         "  }"
+         "  const named = [...svg.querySelectorAll('text.tag, text.guide')];"
+         "  for (let i = 0; i < named.length; ++i)"
+         "    for (let j = i + 1; j < named.length; ++j) {"
+         "      const a = named[i].getBoundingClientRect(), b = named[j].getBoundingClientRect();"
+         "      if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 &&"
+         "          b.top < a.bottom - 1)"
+         "        covered.push(named[i].textContent + ' | ' + named[j].textContent);"
+         "    }"
+         "}"
+         "document.body.setAttribute('data-overflow', bad.length + ' ' + bad.join(' / '));"
+         "document.body.setAttribute('data-overlap', covered.length + ' ' + covered.join(' / '));"
+         "</script>";
+}
+
+std::optional<std::string> attribute(const std::string& dom, const std::string& name) {
+  const std::string key = name + "=\"";
+  const std::size_t at = dom.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  const std::size_t end = dom.find('"', at + key.size());
+  if (end == std::string::npos) return std::nullopt;
+  return dom.substr(at + key.size(), end - at - key.size());
 }
 
 std::string read_file(const std::string& path) {

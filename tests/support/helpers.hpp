@@ -1,6 +1,7 @@
 // Helpers shared by the tests: plans from text, the invariant check, the CLI in-process.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,18 @@ double predicted_memory(const PlanResult& plan, const std::string& kind, const s
 double unit_bytes(const std::string& unit);
 
 std::string source_path(const std::string& relative);
+
+// `page` (HTML) as headless Chromium lays it out in a window `width` pixels wide: the DOM after
+// its scripts ran (a probe script writes what it measured into an attribute). Nothing when
+// Chromium is not installed (the caller skips with a reason).
+std::optional<std::string> browser_dom(const std::string& name, const std::string& page,
+                                       int width = 1100);
+// A script for browser_dom's page: the texts drawn outside their SVG's box (transforms and
+// scaling included) into body's data-overflow ("COUNT id: text / ..."), and the pairs of point
+// tags and guide names (text.tag, text.guide) that cover each other into data-overlap.
+std::string text_probe();
+// The value of the first `attribute="..."` in `dom`, or nothing.
+std::optional<std::string> attribute(const std::string& dom, const std::string& attribute);
 std::string read_file(const std::string& path);
 
 }  // namespace trainledger::test

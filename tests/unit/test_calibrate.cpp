@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "helpers.hpp"
 #include "trainledger/calibrate.hpp"
@@ -43,6 +44,22 @@ std::string prefixed(const std::string& text, const std::string& prefix) {
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("trainledger-test-" + name)).string();
+}
+
+// Two profiles imported from the test logs into `dir`: an intra-node one (8-rank send/recv, one
+// node) and an inter-node one (a 4-node all-reduce), under the names given.
+std::pair<std::string, std::string> two_profiles(const std::filesystem::path& dir,
+                                                 const std::string& intra,
+                                                 const std::string& inter) {
+  const std::string d = test::source_path("tests/data/nccl-tests/");
+  const std::string p1 = (dir / intra).string(), p2 = (dir / inter).string();
+  REQUIRE(test::run_cli({"calibrate", "import", d + "a100-8gpu-sendrecv.txt", "--ranks", "8",
+                         "--nodes", "1", "-o", p1})
+              .code == 0);
+  REQUIRE(test::run_cli({"calibrate", "import", d + "deepops-dgx-a100-4x8-all_reduce.txt",
+                         "--nodes", "4", "-o", p2})
+              .code == 0);
+  return {p1, p2};
 }
 
 }  // namespace
@@ -423,14 +440,8 @@ TEST_CASE("several calibration profiles: a later one wins and each key says wher
           "[calibrate][cli]") {
   const std::string d = test::source_path("tests/data/nccl-tests/");
   const auto dir = scratch("profiles");
-  const std::string p1 = (dir / "intra.toml").string(), p2 = (dir / "inter.toml").string(),
-                    p3 = (dir / "inter-faster.toml").string();
-  REQUIRE(test::run_cli({"calibrate", "import", d + "a100-8gpu-sendrecv.txt", "--ranks", "8",
-                         "--nodes", "1", "-o", p1})
-              .code == 0);
-  REQUIRE(test::run_cli({"calibrate", "import", d + "deepops-dgx-a100-4x8-all_reduce.txt",
-                         "--nodes", "4", "-o", p2})
-              .code == 0);
+  const auto [p1, p2] = two_profiles(dir, "intra.toml", "inter.toml");
+  const std::string p3 = (dir / "inter-faster.toml").string();
   // The same profile with another inter-node bandwidth.
   std::string text = slurp(p2);
   const std::size_t at = text.find("inter_node_bandwidth = \"");
@@ -516,18 +527,30 @@ TEST_CASE("calibrate compare refuses a rank the plan does not have; counters are
 }
 
 TEST_CASE("a profile path with a backtick stays code in the Markdown report", "[calibrate][cli]") {
-  const std::string d = test::source_path("tests/data/nccl-tests/");
-  const auto dir = scratch("backtick");
-  const std::string p1 = (dir / "intra.toml").string();
-  const std::string p2 = (dir / "x`<img src=x>`.toml").string();
-  REQUIRE(test::run_cli({"calibrate", "import", d + "a100-8gpu-sendrecv.txt", "--ranks", "8",
-                         "--nodes", "1", "-o", p1})
-              .code == 0);
-  REQUIRE(test::run_cli({"calibrate", "import", d + "deepops-dgx-a100-4x8-all_reduce.txt",
-                         "--nodes", "4", "-o", p2})
-              .code == 0);
+  const auto [p1, p2] = two_profiles(scratch("backtick"), "intra.toml", "x`<img src=x>`.toml");
   const auto md =
       test::run_cli({"plan", "--format", "markdown", "--calibration", p1, "--calibration", p2});
   REQUIRE(md.code == 0);
   CHECK(md.out.find("(from " + text::markdown_code(p2) + ")") != std::string::npos);
+}
+
+TEST_CASE("a rank's pipeline stage under every placement order", "[calibrate]") {
+  PlanInput in;  // only the layout matters
+  in.parallel.tp = 2;
+  in.parallel.cp = 1;
+  in.parallel.dp = 3;
+  in.parallel.pp = 4;
+  // tp-cp-dp-pp (Megatron-Core's default): stage s holds ranks 6s to 6s + 5.
+  in.parallel.placement = {"tp", "cp", "dp", "pp"};
+  CHECK(stage_of_rank(in, 0) == 0);
+  CHECK(stage_of_rank(in, 5) == 0);
+  CHECK(stage_of_rank(in, 6) == 1);
+  CHECK(stage_of_rank(in, 23) == 3);
+  // tp-cp-pp-dp: the stages repeat every tp = 2 ranks within each replica of 8.
+  in.parallel.placement = {"tp", "cp", "pp", "dp"};
+  CHECK(stage_of_rank(in, 1) == 0);
+  CHECK(stage_of_rank(in, 2) == 1);
+  CHECK(stage_of_rank(in, 7) == 3);
+  CHECK(stage_of_rank(in, 8) == 0);
+  CHECK(stage_of_rank(in, 23) == 3);
 }

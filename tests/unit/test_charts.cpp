@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -401,27 +402,7 @@ TEST_CASE("the HTML report's ledger is HTML tables, not Markdown source", "[char
 
 TEST_CASE("no chart text overflows its SVG in headless Chromium for pp 1, 2, 4 and 16",
           "[charts][chromium]") {
-  if (std::system("command -v chromium > /dev/null 2>&1") != 0) {
-    WARN("skipped: chromium is not installed (scripts/dev test installs it)");
-    return;
-  }
-  const auto dir = std::filesystem::temp_directory_path() / "trainledger-overflow";
-  std::filesystem::create_directories(dir);
-  // Each text's box as drawn against its SVG's box (transforms and scaling included); the
-  // texts outside are written into the DOM the browser dumps.
-  const std::string probe =
-      "<script>const bad = [];"
-      "for (const svg of document.querySelectorAll('svg')) {"
-      "  const r = svg.getBoundingClientRect();"
-      "  for (const t of svg.querySelectorAll('text')) {"
-      "    const b = t.getBoundingClientRect();"
-      "    if (b.width === 0) continue;"
-      "    if (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 ||"
-      "        b.bottom > r.bottom + 1) bad.push(svg.id + ': ' + t.textContent);"
-      "  }"
-      "}"
-      "document.body.setAttribute('data-overflow', bad.length + ' ' + bad.join(' / '));"
-      "</script>";
+  const std::string probe = test::text_probe();
   const std::vector<std::vector<std::string>> layouts = {
       {"parallel.pp=1", "parallel.dp=8"},
       {"parallel.pp=2", "parallel.dp=4"},
@@ -434,19 +415,15 @@ TEST_CASE("no chart text overflows its SVG in headless Chromium for pp 1, 2, 4 a
     REQUIRE(html.code == 0);
     std::string page = html.out;
     page.insert(page.find("</body>"), probe);
-    const auto file = dir / "report.html", out = dir / "report.dom";
-    std::ofstream(file) << page;
-    const std::string cmd =
-        "timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run "
-        "--disable-extensions --window-size=1100,900 --dump-dom 'file://" +
-        file.string() + "' > '" + out.string() + "' 2> /dev/null";
-    REQUIRE(std::system(cmd.c_str()) == 0);
-    const std::string dom = test::read_file(out.string());
-    const std::size_t at = dom.find("data-overflow=\"");
-    REQUIRE(at != std::string::npos);  // the probe ran
-    const std::string found = dom.substr(at + 15, dom.find('"', at + 15) - at - 15);
+    const std::optional<std::string> dom = test::browser_dom("overflow", page);
+    if (!dom) {
+      WARN("skipped: chromium is not installed (scripts/dev test installs it)");
+      return;
+    }
+    const std::optional<std::string> found = test::attribute(*dom, "data-overflow");
+    REQUIRE(found);  // the probe ran
     INFO((args.size() > 3 ? args[4] : std::string("default: pp 4")));
-    CHECK(found == "0 ");
+    CHECK(*found == "0 ");
   }
 }
 
@@ -479,4 +456,45 @@ TEST_CASE("charts mark an OVER stage by how much, carry the unit, and draw traff
   for (const auto& b : bars)
     CHECK(std::stod(b.at("width")) ==
           Approx(420 * std::stod(b.at("data-seconds")) / most).margin(0.01));
+}
+
+TEST_CASE("the HTML report's charts fill the page's width, side by side where they fit",
+          "[charts][chromium]") {
+  // Per row of figures (the ones sharing a top edge): the share of the body's width they span;
+  // the least of them, and whether the memory chart and the phases chart share a row.
+  const std::string probe =
+      "<script>const w = document.body.clientWidth; let least = 1, rows = 0;"
+      "for (const div of document.querySelectorAll('div.figures')) {"
+      "  const byTop = new Map();"
+      "  for (const f of div.querySelectorAll('figure')) {"
+      "    const b = f.getBoundingClientRect(), k = Math.round(b.top);"
+      "    const r = byTop.get(k) || [1e9, -1e9];"
+      "    byTop.set(k, [Math.min(r[0], b.left), Math.max(r[1], b.right)]);"
+      "  }"
+      "  for (const [, r] of byTop) { ++rows; least = Math.min(least, (r[1] - r[0]) / w); }"
+      "}"
+      "const m = document.getElementById('chart-memory').getBoundingClientRect();"
+      "const p = document.getElementById('chart-phases').getBoundingClientRect();"
+      "document.body.setAttribute('data-least', least.toFixed(3));"
+      "document.body.setAttribute('data-rows', rows);"
+      "document.body.setAttribute('data-paired', Math.abs(m.top - p.top) < 2 ? 'yes' : 'no');"
+      "</script>";
+  const auto html = test::run_cli({"plan", "--format", "html"});
+  REQUIRE(html.code == 0);
+  std::string page = html.out;
+  page.insert(page.find("</body>"), probe + test::text_probe());
+  for (const int width : {1100, 1500}) {
+    const std::optional<std::string> dom = test::browser_dom("width", page, width);
+    if (!dom) {
+      WARN("skipped: chromium is not installed (scripts/dev test installs it)");
+      return;
+    }
+    INFO("window " << width << " px");
+    const std::optional<std::string> least = test::attribute(*dom, "data-least");
+    REQUIRE(least);
+    CHECK(std::stod(*least) >= 0.75);  // no row of charts leaves a quarter of the page empty
+    CHECK(test::attribute(*dom, "data-overflow").value_or("") == "0 ");
+    // Wide enough for both (the body is at most 1400 px): memory and phases side by side.
+    CHECK(test::attribute(*dom, "data-paired").value_or("") == (width >= 1500 ? "yes" : "no"));
+  }
 }

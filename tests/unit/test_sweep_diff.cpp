@@ -1,7 +1,11 @@
 // sweep and diff (docs/cli.md#sweep, #diff) agree item by item with separate plan runs.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -173,4 +177,116 @@ TEST_CASE("sweep's chart has round ticks, whole ones for an integer knob, and a 
   CHECK(svg.out.find("stroke-dasharray=\"6 3\"") != std::string::npos);
   CHECK(svg.out.find("stroke-dasharray=\"2 2\"") != std::string::npos);
   CHECK(svg.out.find("class=\"legend\"") != std::string::npos);
+}
+
+namespace {
+
+// The values of `data-value` on the guides of an SVG, in order.
+std::vector<double> guide_values(const std::string& svg) {
+  std::vector<double> out;
+  const std::string tag = "<line class=\"guide\" data-value=\"";
+  for (std::size_t at = svg.find(tag); at != std::string::npos; at = svg.find(tag, at + 1))
+    out.push_back(std::stod(svg.substr(at + tag.size())));
+  return out;
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The SVG in an HTML page with the text probe, as the browser lays it out: {overflow, overlap}.
+std::pair<std::string, std::string> browse_svg(const std::string& name, const std::string& svg) {
+  const std::string page = "<!DOCTYPE html><html><body>" + svg.substr(svg.find("<svg")) +
+                           test::text_probe() + "</body></html>";
+  const std::optional<std::string> dom = test::browser_dom(name, page);
+  if (!dom) return {"", ""};
+  return {test::attribute(*dom, "data-overflow").value_or("no probe"),
+          test::attribute(*dom, "data-overlap").value_or("no probe")};
+}
+
+}  // namespace
+
+TEST_CASE("search's chart draws the capacity and the limit and names the front's layouts",
+          "[search][charts]") {
+  const std::string file = test::source_path("configs/plans/llama-3.1-8b-fsdp.toml");
+  const std::vector<std::string> off = {"--top", "12", "--confidence", "off"};
+  std::vector<std::string> args = {"search", file, "--format", "svg"};
+  args.insert(args.end(), off.begin(), off.end());
+  const auto svg = test::run_cli(args);
+  REQUIRE(svg.code == 0);
+  args[3] = "json";
+  const auto json = nlohmann::json::parse(test::run_cli(args).out);
+  const PlanResult plan = plan_of(file, {});
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double capacity = static_cast<double>(plan.input.cluster.gpu.memory_bytes) / gib;
+  // Without a band: the capacity, then the limit the layouts were held to (capacity less the
+  // 10 % headroom).
+  const std::vector<double> guides = guide_values(svg.out);
+  REQUIRE(guides.size() == 2);
+  CHECK(guides[0] == Approx(capacity).epsilon(1e-12));
+  CHECK(guides[1] == Approx(json["search"]["limit_bytes"].get<double>() / gib).epsilon(1e-9));
+  CHECK(guides[1] == Approx(0.9 * capacity).epsilon(1e-6));
+  CHECK(svg.out.find(fmt::format("capacity {:.1f} GiB", capacity)) != std::string::npos);
+  CHECK(svg.out.find("(10 % headroom)") != std::string::npos);
+  // Every layout of the front is named where names do not cover each other; the first always.
+  const std::size_t front = json["pareto"].size(), tags = count_of(svg.out, "class=\"tag\"");
+  REQUIRE(front >= 1);
+  CHECK(tags >= 1);
+  CHECK(tags <= front);
+  const auto& first = json["pareto"][0];
+  CHECK(svg.out.find(fmt::format(">tp {} ", first["tp"].get<int>())) != std::string::npos);
+  CHECK(svg.out.find(fmt::format(" Z{} mb {}", first["zero"].get<int>(),
+                                 first["micro_batch"].get<int>())) != std::string::npos);
+  // With the band (the default) the estimate is held lower: a third guide.
+  const auto banded = test::run_cli({"search", file, "--format", "svg", "--top", "5"});
+  REQUIRE(banded.code == 0);
+  const std::vector<double> three = guide_values(banded.out);
+  REQUIRE(three.size() == 3);
+  CHECK(three[2] < three[1]);
+  CHECK(banded.out.find("(90 % band)") != std::string::npos);
+  // In the browser: nothing outside the chart, no name over another.
+  const auto [overflow, overlap] = browse_svg("search", svg.out);
+  if (overflow.empty()) {
+    WARN("skipped the browser check: chromium is not installed (scripts/dev test installs it)");
+    return;
+  }
+  CHECK(overflow == "0 ");
+  CHECK(overlap == "0 ");
+}
+
+TEST_CASE("sweep's chart of the peak draws the capacity and the value of every point",
+          "[sweep][charts]") {
+  const std::string file = test::source_path("configs/plans/llama-3.1-8b-fsdp.toml");
+  const auto svg = test::run_cli({"sweep", file, "--vary", "training.micro_batch=1,2,4,8", "--show",
+                                  "peak", "--format", "svg"});
+  REQUIRE(svg.code == 0);
+  const PlanResult plan = plan_of(file, {});
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const std::vector<double> guides = guide_values(svg.out);
+  REQUIRE(guides.size() == 1);
+  CHECK(guides[0] ==
+        Approx(static_cast<double>(plan.input.cluster.gpu.memory_bytes) / gib).epsilon(1e-12));
+  // One series of four points: each value drawn, the micro-batch 1 peak as the plan has it.
+  CHECK(count_of(svg.out, "class=\"tag\"") == 4);
+  CHECK(svg.out.find(fmt::format(">{:.3g}</text>", plan.verdict.peak_bytes / gib)) !=
+        std::string::npos);
+  // A line that is not peak memory has no capacity to draw.
+  const auto step = test::run_cli({"sweep", file, "--vary", "training.micro_batch=1,2", "--show",
+                                   "time.step", "--format", "svg"});
+  REQUIRE(step.code == 0);
+  CHECK(guide_values(step.out).empty());
+  // Many series: no values (the tooltips keep them).
+  const auto many = test::run_cli({"sweep", file, "--vary", "training.micro_batch=1,2", "--vary",
+                                   "training.seq_len=1024,2048,4096", "--format", "svg"});
+  REQUIRE(many.code == 0);
+  CHECK(count_of(many.out, "class=\"tag\"") == 0);
+  const auto [overflow, overlap] = browse_svg("sweep", svg.out);
+  if (overflow.empty()) {
+    WARN("skipped the browser check: chromium is not installed (scripts/dev test installs it)");
+    return;
+  }
+  CHECK(overflow == "0 ");
+  CHECK(overlap == "0 ");
 }
