@@ -168,8 +168,19 @@ void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int lay
   } else if (set.shard > 1) {
     // FSDP gathers and reduces one wrapped unit at a time: every layer, and the root.
     units = std::max(1, layers) + 1.0;
-    b.add(CollKind::all_gather, shard_group, gathered_local / units, m * units,
-          Text(ex, "parameters of one unit (forward)"), CommPhase::forward);
+    // PyTorch's pipelining keeps an FSDP2 stage unsharded after every backward but the last
+    // (torch/distributed/pipelining/stage.py backward_maybe_with_nosync:
+    // set_reshard_after_backward(False) with set_requires_gradient_sync(False)); without
+    // resharding after forward either, each unit is gathered once per step, not per micro-batch.
+    const Framework f = in.training.framework;
+    const bool gathered_once = (f == Framework::pytorch || f == Framework::hf) && p.pp > 1 &&
+                               !p.reshard_after_forward &&
+                               p.grad_sync == GradSync::last_micro_batch;
+    b.add(CollKind::all_gather, shard_group, gathered_local / units,
+          (gathered_once ? 1 : m) * units,
+          Text(ex, gathered_once ? "parameters of one unit (once per step: kept gathered)"
+                                 : "parameters of one unit (forward)"),
+          CommPhase::forward);
     if (p.reshard_after_forward)
       b.add(CollKind::all_gather, shard_group, gathered_local / units, m * units,
             Text(ex, "parameters of one unit (backward)"), CommPhase::backward);

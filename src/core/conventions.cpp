@@ -36,7 +36,10 @@ std::vector<Convention> conventions(const PlanInput& in) {
     add("FSDP under pipelining: gradients stay unsharded until the last micro-batch",
         "parallel.grad_sync");
   if (torch && p.zero >= 3 && p.pp > 1 && !p.reshard_after_forward)
-    add("FSDP under pipelining: every unit stays gathered from forward to backward",
+    add(p.grad_sync == GradSync::last_micro_batch
+            ? "FSDP under pipelining: every unit stays gathered from its first forward to the "
+              "last backward (one all-gather per step)"
+            : "FSDP under pipelining: every unit stays gathered from forward to backward",
         "parallel.reshard_after_forward");
   if (t.eager_norm) add("eager norms save an fp32 copy of their input", "training.norm_impl");
   if (f == Framework::hf && p.tp > 1)

@@ -121,6 +121,21 @@ void loss_parts(const PlanInput& in, bool backward, Parts<V>& parts) {
         backward ? "the logits' gradient for the output layer" : "logits before the fp32 copy");
     return;
   }
+  if (in.training.framework == Framework::pytorch && in.parallel.tp > 1 && fp32) {
+    // PyTorch's loss_parallel (torchtitan's default under TP: the logits sharded over the
+    // vocabulary) runs DTensor's own decomposition (torch/distributed/tensor/parallel/loss.py).
+    // Forward, _log_softmax: the fp32 logits, `shifted = x - max` and `exp(shifted)` live
+    // together (12 B per logit, the saved log-probs among them once exp is freed).
+    // Backward, _nll_loss_and_log_softmax_backward: `zeros_like(x)`, `exp(x)`, their sum and
+    // its product with grad_output beside the saved log-probs (16 B, not 12).
+    if (backward)
+      parts.add(V::term("bytes", 12, "B (fp32 zeros_like, exp, sum, product)") * tokens * vocab,
+                "loss-parallel backward of the log-probs (DTensor)");
+    else
+      parts.add(V::term("bytes", 8, "B (fp32 logits and shifted copy)") * tokens * vocab,
+                "loss-parallel log-softmax (DTensor)");
+    return;
+  }
   if (backward) {
     parts.add(V::term("bytes", 2 * lb, fp32 ? "B (fp32)" : "B (16-bit)") * tokens * vocab,
               "gradients of the log-probabilities and of the logits");

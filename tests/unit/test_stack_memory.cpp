@@ -94,6 +94,21 @@ TEST_CASE("FSDP under PyTorch's pipelining: no-sync gradients, units kept gather
   const PlanResult ds = test::plan_text(plan, {"training.framework=deepspeed"});
   CHECK(ds.input.parallel.grad_sync == GradSync::every_micro_batch);
   CHECK(ds.input.parallel.reshard_after_forward);
+  // Kept gathered across micro-batches, each unit is gathered once per step (16 layers + the
+  // root per stage), not once per micro-batch.
+  auto gathers = [](const PlanResult& r) {
+    double calls = 0;
+    const LineItem* dp = find_item(r.communication, ItemId::comm_dp);
+    REQUIRE(dp);
+    for (const Collective& c : dp->collectives)
+      if (c.collective == "all-gather") calls += c.calls_per_step;
+    return calls;
+  };
+  const double units = 16 + 1;
+  CHECK(gathers(p) == Approx(units));
+  const PlanResult resharded = test::plan_text(plan, {"parallel.reshard_after_forward=true"});
+  REQUIRE(resharded.derived.grad_accum > 1);
+  CHECK(gathers(resharded) == Approx(2 * units * resharded.derived.grad_accum));
 }
 
 TEST_CASE("FSDP1 without limit_all_gathers may hold every unit gathered", "[frameworks]") {
@@ -400,6 +415,30 @@ TEST_CASE("torchtitan compiles its loss with the model: the 16-bit logits, no fp
   CHECK(named.input.training.loss == Loss::standard);
   const PlanResult hf = test::plan_text(plan, {"training.compile=true", "training.framework=hf"});
   CHECK(hf.input.training.loss == Loss::standard);
+}
+
+TEST_CASE("PyTorch's loss_parallel: DTensor's log-softmax and its backward hold more",
+          "[frameworks][loss]") {
+  // torch/distributed/tensor/parallel/loss.py: _log_softmax keeps x, x - max and exp(x - max)
+  // (8 B per logit besides the saved output); _nll_loss_and_log_softmax_backward builds
+  // zeros_like(x), exp(x), their sum and its product (12 B besides the saved log-probs).
+  const std::string plan = k_bf16_llama + "[parallel]\ntp = 2\n";
+  const std::string torch = "training.framework=pytorch";
+  const PlanResult eager = test::plan_text(plan, {torch});
+  REQUIRE(eager.input.training.framework == Framework::pytorch);
+  REQUIRE(eager.input.training.loss == Loss::standard);
+  const double logits = 4096.0 * 128256 / 2;  // tokens × vocab / tp
+  CHECK(test::phase_value(eager, "temporaries", 0, Phase::forward) == Approx(8 * logits));
+  const double backward = test::phase_value(eager, "temporaries", 0, Phase::backward);
+  const PlanResult fused = test::plan_text(plan, {torch, "training.loss=fused"});
+  CHECK(backward - test::phase_value(fused, "temporaries", 0, Phase::backward) ==
+        Approx((12 - 2) * logits));
+  // Without TP the aten kernels: 8 B in backward (the gradients of the log-probs and logits).
+  const PlanResult one = test::plan_text(k_bf16_llama, {torch});
+  const PlanResult one_fused = test::plan_text(k_bf16_llama, {torch, "training.loss=fused"});
+  CHECK(test::phase_value(one, "temporaries", 0, Phase::backward) -
+            test::phase_value(one_fused, "temporaries", 0, Phase::backward) ==
+        Approx((8 - 2) * 2 * logits));
 }
 
 TEST_CASE("DeepSpeed's FP16_Optimizer copies every gradient to fp32, then flattens the copies",
