@@ -34,6 +34,7 @@ enum class Knob : std::uint8_t {
   overlap_tp,
   overlap_dp,
   overlap_param_gather,
+  expandable_segments,
 };
 // The plan-file key of a knob ("training.recompute").
 std::string_view key_of(Knob k);

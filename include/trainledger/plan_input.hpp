@@ -74,6 +74,14 @@ struct TrainingSpec {
   // torch.compile: Inductor fuses element-wise chains into one kernel each and its min-cut
   // partitioner recomputes cheap pointwise results in backward instead of saving them.
   bool compile = false;
+  // PYTORCH_ALLOC_CONF=expandable_segments:True: the caching allocator grows segments in
+  // place instead of allocating one per size it cannot fit (less reserved over allocated).
+  bool expandable_segments = false;
+  // Hugging Face's config.use_cache in training (its gradient checkpointing off): the forward
+  // returns every layer's keys and values.
+  bool use_cache = false;
+  // The loop holds the model's output object through backward (its logits, and the cache).
+  bool keep_outputs = false;
   // Element-wise chains run as fused kernels that read their inputs and write their outputs
   // once: torch.compile, or Megatron-LM with Transformer Engine (norms fused into the next
   // GEMM's input, fused bias-activation, RoPE and softmax kernels).
@@ -281,6 +289,10 @@ constexpr std::array<DType, 5> all_values(DType) {
 // keeps every unit gathered from forward to backward (reshard_after_forward = not pp).
 GradSync default_grad_sync(Framework f, int zero, int pp);
 bool default_reshard_after_forward(Framework f, int zero, int pp);
+// The allocator's reserve over allocated memory as a share of the dynamic memory
+// (docs/formulas.md#overheads): PyTorch's caching allocator as it comes, or with
+// expandable segments.
+double default_fragmentation(bool expandable_segments);
 
 // The stack's conventions in effect for a plan (docs/formulas.md#frameworks): what each does
 // to the numbers, and the key it set ("" for a convention that has no key). A key the plan,

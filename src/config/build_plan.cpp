@@ -147,6 +147,9 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   // partitioner recomputes the product: both save the gate and up projections' outputs, not
   // the activation's output too.
   t.compile = in.boolean("training.compile");
+  t.expandable_segments = in.boolean("training.expandable_segments");
+  t.use_cache = in.boolean("training.use_cache");
+  t.keep_outputs = in.boolean("training.keep_outputs");
   t.fused_swiglu = t.framework == Framework::megatron || t.compile;
   // Megatron-LM with Transformer Engine: te.LayerNormLinear applies the norm inside the GEMM's
   // input cast, bias_swiglu_impl / bias_gelu_impl, fused_apply_rotary_pos_emb and the fused
@@ -414,6 +417,14 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
            fmt::format("\"{:.0f} MB\"", out.parallel.bucket_size / 1e6));
   }
   out.cluster = build_cluster(in, out.cluster);
+  if (!given(r, "cluster.fragmentation")) {
+    // Reserved over allocated as a share of the dynamic memory: 0.3 for PyTorch's caching
+    // allocator as it comes, 0.1 with expandable segments (docs/formulas.md#overheads: the
+    // first fit on the dev sources that ran without them, the second on torchtitan's).
+    out.cluster.fragmentation = default_fragmentation(out.training.expandable_segments);
+    record(r, "cluster.fragmentation", out.cluster.fragmentation,
+           fmt::format("{}", out.cluster.fragmentation));
+  }
   out.checkpoint = build_checkpoint(in);
   // Cross-field rules need a complete model; the world-size rules need a consistent world.
   if (sections_ok) validate(r, out, world_ok, errors);

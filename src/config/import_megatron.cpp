@@ -114,6 +114,29 @@ Bounds bounds_of(const std::string& key, Bounds otherwise) {
   return otherwise;
 }
 
+// Whether an allocator configuration ("expandable_segments:True,max_split_size_mb:128")
+// turns expandable segments on: options are comma-separated key:value pairs, and the value
+// is True or true (c10/core/AllocatorConfig.cpp parseExpandableSegments).
+bool expandable_segments_on(std::string_view conf) {
+  bool on = false;
+  while (!conf.empty()) {
+    const auto comma = conf.find(',');
+    std::string_view option = conf.substr(0, comma);
+    conf = comma == std::string_view::npos ? std::string_view{} : conf.substr(comma + 1);
+    const auto colon = option.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto trim = [](std::string_view v) {
+      while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+      while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+      return v;
+    };
+    if (trim(option.substr(0, colon)) != "expandable_segments") continue;
+    const std::string_view value = trim(option.substr(colon + 1));
+    on = value == "True" || value == "true";
+  }
+  return on;
+}
+
 }  // namespace
 
 void import_megatron(const std::string& text, Sink& s) {
@@ -125,6 +148,13 @@ void import_megatron(const std::string& text, Sink& s) {
     return;
   }
   s.put("training.framework", string_value("megatron", at(1)));
+  // The caching allocator's options, when the script sets them (PYTORCH_ALLOC_CONF is the name
+  // since PyTorch 2.9, PYTORCH_CUDA_ALLOC_CONF before; c10/core/AllocatorConfig.cpp).
+  for (const char* name : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
+    int line = 0;
+    if (const std::string* conf = sh.variable(name, &line))
+      s.put("training.expandable_segments", boolean_value(expandable_segments_on(*conf), at(line)));
+  }
   std::map<std::string, Given> seen;  // flag → what the script gives it (the last wins)
   std::vector<std::string> unknown;   // flags not read, in the script's order (the sink keeps
                                       // each once)

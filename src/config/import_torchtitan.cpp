@@ -252,6 +252,9 @@ void float8(const Value& table, const std::string& section, Sink& s) {
 
 void import_torchtitan(const Value& doc, Sink& s) {
   s.put("training.framework", string_value("pytorch", doc.origin));
+  // torchtitan's launcher runs every job with PYTORCH_ALLOC_CONF="expandable_segments:True"
+  // (run_train.sh; run_llama_train.sh since pytorch/torchtitan#643, October 2024).
+  s.put("training.expandable_segments", boolean_value(true, doc.origin));
   for (const auto& [section, table] : doc.fields) {
     if (table.type != Value::Type::table) {
       s.ignore(section, "not a section");

@@ -63,6 +63,14 @@ class Shell {
   bool failed() const { return m_failed_line > 0; }
   int failed_line() const { return m_failed_line; }
   const std::string& failure() const { return m_failure; }
+  // A variable the script assigns (NAME=value, export NAME=value, or NAME=value before a
+  // command): its expanded text and the line of its last assignment; nullptr when never set.
+  const std::string* variable(const std::string& name, int* line = nullptr) const {
+    const auto it = m_vars.find(name);
+    if (it == m_vars.end()) return nullptr;
+    if (line) *line = m_var_lines.at(name);
+    return &it->second.text;
+  }
 
  private:
   // The substituted text and why parts of it are not known. Each problem's marker is text
@@ -125,6 +133,7 @@ class Shell {
       }
       Expanded x = expand(value, line, 0);
       if (failed()) return;
+      m_var_lines[w.substr(0, eq)] = line;
       m_vars[w.substr(0, eq)] = std::move(x);
     }
     for (; i < end && !failed(); ++i) add(words[i], line);
@@ -514,6 +523,7 @@ class Shell {
   };
 
   std::map<std::string, Expanded> m_vars;
+  std::map<std::string, int> m_var_lines;  // the line of each variable's last assignment
   std::vector<Token> m_tokens;
   std::size_t m_output = 0;         // bytes all expansions produced
   std::size_t m_substitutions = 0;  // $NAME, ${...}, $((...)) substituted

@@ -118,6 +118,12 @@ std::vector<Change> fix_candidates(ItemId id, const PlanInput& in, bool last_sta
       add_enum(Knob::grad_sync, GradSync::every_micro_batch);
   }
   if (id == ItemId::overhead_nccl && in.cluster.nccl_channels > 8) add(Knob::nccl_channels, 8);
+  // PYTORCH_ALLOC_CONF=expandable_segments:True: the reserve falls to its expandable share
+  // unless the plan gives cluster.fragmentation itself.
+  const Source frag = in.provenance.of("cluster.fragmentation");
+  if (id == ItemId::overhead_fragmentation && !t.expandable_segments &&
+      (frag == Source::default_value || frag == Source::derived))
+    add(Knob::expandable_segments, 1);
   return k;
 }
 

@@ -221,7 +221,7 @@ Items<V> phase_items(const PlanInput& in, const Derived& d, const MemoryModel<V>
   for (const auto& item : base.state)
     if (phase != Phase::init || present_at_init(item.item)) total += item.value;
   Items<V> frag;
-  if (dynamic > 0) frag.push_back(fragmentation_item<V>(in, dynamic));
+  if (dynamic > 0) frag.push_back(fragmentation_item<V>(in, dynamic, total));
   total += sum_values(frag);
   Items<V> items;
   if (total_only) return items;

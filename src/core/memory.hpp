@@ -63,7 +63,9 @@ template <typename V>
 void fixed_overheads(const PlanInput& in, MemoryModel<V>& model);
 // The fragmentation reserve of a phase's dynamic memory.
 template <typename V>
-ItemOf<V> fragmentation_item(const PlanInput& in, double dynamic_bytes);
+// `rest_bytes`: the phase's other items; the reserve never takes the total past the GPU's
+// memory (the allocator frees its cache and retries before it reports OOM).
+ItemOf<V> fragmentation_item(const PlanInput& in, double dynamic_bytes, double rest_bytes);
 
 // The state items a stage keeps in host memory under parallel.offload.
 template <typename V>

@@ -230,4 +230,10 @@ bool default_reshard_after_forward(Framework f, int zero, int pp) {
   return !fsdp_pipeline(f, zero, pp);
 }
 
+double default_fragmentation(bool expandable_segments) {
+  // 0.3 fit on the dev sources that ran without expandable segments, 0.1 on torchtitan's runs
+  // with them (docs/formulas.md#overheads).
+  return expandable_segments ? 0.1 : 0.3;
+}
+
 }  // namespace trainledger

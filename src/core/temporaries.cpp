@@ -221,6 +221,39 @@ void backward_parts(const PlanInput& in, const Derived& d, const MemoryModel<V>&
 
 }  // namespace
 
+// Hugging Face model code with config.use_cache and without its own gradient checkpointing
+// returns every layer's keys and values (past_key_values) from the training forward
+// (transformers LlamaModel.forward: use_cache is forced off only under
+// self.gradient_checkpointing): the stage's whole cache is live when the loss runs, and
+// through backward while the loop holds the output. 16-bit K and V per layer, KV heads split
+// over tp.
+template <typename V>
+V output_cache(const PlanInput& in, const StagePlace& place) {
+  const ModelSpec& m = in.model;
+  const double kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / in.parallel.tp);
+  return V::term("layers", place.layers, "layers on the stage") *
+         V::term("tokens", local_tokens(in), "tokens") *
+         V::term("kv_elements", kv_heads * (head_dim(m) + v_head_dim(m)),
+                 "K and V elements per token per layer (kv heads / tp × (d_k + d_v))") *
+         V::term("bytes", 2, "B (16-bit)");
+}
+
+// The output the loop holds through backward (outputs = model(**batch); loss = outputs.loss,
+// as llama-recipes did before its PR #41): the logits at the loss's dtype, and the cache.
+template <typename V>
+void kept_outputs(const PlanInput& in, const StagePlace& place, bool backward, Parts<V>& parts) {
+  if (in.training.use_cache && (!backward || in.training.keep_outputs))
+    parts.add(output_cache<V>(in, place),
+              backward ? "past_key_values kept through backward (use_cache, keep_outputs)"
+                       : "past_key_values of every layer (use_cache)");
+  if (backward && in.training.keep_outputs && place.last)
+    parts.add(V::term("bytes", dtype_bytes(in.training.loss_dtype), "B (the loss's dtype)") *
+                  V::term("tokens", local_tokens(in), "tokens") *
+                  V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
+                  V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over"),
+              "the output's logits kept through backward (keep_outputs)");
+}
+
 template <typename V>
 Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
                          const StagePlace& place, const Items<V>& state, Phase phase) {
@@ -231,10 +264,12 @@ Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryMode
       break;
     case Phase::forward:
       if (arch && place.last) loss_parts<V>(in, false, parts);
+      if (arch) kept_outputs<V>(in, place, false, parts);
       if (in.parallel.zero >= 3 && arch) fsdp_gathers<V>(in, place, false, parts);
       break;
     case Phase::backward:
       if (arch && place.last) loss_parts<V>(in, true, parts);
+      if (arch) kept_outputs<V>(in, place, true, parts);
       if (arch) backward_parts<V>(in, d, model, place, state, parts);
       if (in.parallel.zero >= 3 && arch) fsdp_gathers<V>(in, place, true, parts);
       break;

@@ -68,6 +68,8 @@ std::string_view key_of(Knob k) {
       return "parallel.overlap_dp";
     case Knob::overlap_param_gather:
       return "parallel.overlap_param_gather";
+    case Knob::expandable_segments:
+      return "training.expandable_segments";
   }
   return "?";
 }
@@ -93,6 +95,7 @@ std::string knob_text(Knob k, std::int64_t v) {
     case Knob::overlap_tp:
     case Knob::overlap_dp:
     case Knob::overlap_param_gather:
+    case Knob::expandable_segments:
       return v != 0 ? "true" : "false";
     default:
       return std::to_string(v);
@@ -155,6 +158,8 @@ std::int64_t knob_value(const PlanInput& in, Knob k) {
       return p.overlap_dp ? 1 : 0;
     case Knob::overlap_param_gather:
       return p.overlap_param_gather ? 1 : 0;
+    case Knob::expandable_segments:
+      return t.expandable_segments ? 1 : 0;
   }
   return 0;
 }
@@ -231,6 +236,9 @@ PlanInput apply(const PlanInput& in, const Change& c) {
       case Knob::overlap_param_gather:
         p.overlap_param_gather = v != 0;
         break;
+      case Knob::expandable_segments:
+        t.expandable_segments = v != 0;
+        break;
     }
     out.provenance.set(key_of(e.knob), Source::change);
   }
@@ -239,6 +247,8 @@ PlanInput apply(const PlanInput& in, const Change& c) {
   if (!given(out, "parallel.grad_sync")) p.grad_sync = default_grad_sync(f, p.zero, p.pp);
   if (!given(out, "parallel.reshard_after_forward"))
     p.reshard_after_forward = default_reshard_after_forward(f, p.zero, p.pp);
+  if (!given(out, "cluster.fragmentation"))
+    out.cluster.fragmentation = default_fragmentation(t.expandable_segments);
   return out;
 }
 

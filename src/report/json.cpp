@@ -146,6 +146,9 @@ json training_json(const PlanInput& in) {
   j["grad_dtype"] = std::string(to_string(t.grad_dtype));
   j["reduce_dtype"] = std::string(to_string(t.reduce_dtype));
   j["compile"] = t.compile;
+  j["expandable_segments"] = t.expandable_segments;
+  j["use_cache"] = t.use_cache;
+  j["keep_outputs"] = t.keep_outputs;
   j["optimizer"] = std::string(to_string(t.optimizer));
   j["optimizer_dtype"] = std::string(to_string(t.optimizer_dtype));
   j["recompute"] = std::string(to_string(t.recompute));

@@ -348,7 +348,12 @@ TEST_CASE("Llama 3 405B's 8,192-GPU layout fits in 80 GB once gradients are shar
   const std::string plan = k_llama3_405b;
   const PlanResult p = test::plan_text(plan);
   CHECK(p.verdict.fits);
-  CHECK(p.verdict.worst_stage == 1);  // 15 micro-batches of 8 layers in flight
+  // Stage 1 holds the most: 15 micro-batches of 8 layers in flight (the allocator's reserve
+  // takes every stage to the GPU's memory, so it is compared without it).
+  const auto allocated = [&](int s) {
+    return p.stages[s].peak_bytes - test::item_value(p, "overhead.fragmentation", s);
+  };
+  for (int s : {0, 2, 15}) CHECK(allocated(1) > allocated(s));
   const PlanResult z1 =
       test::plan_text(plan, {"parallel.zero=1", "parallel.reshard_after_forward=true"});
   CHECK_FALSE(z1.verdict.fits);

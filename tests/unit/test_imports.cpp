@@ -82,6 +82,38 @@ TEST_CASE("imports: a real torchtitan job TOML gives the hand-written plan", "[i
   CHECK(origin_of(imported, "training.recompute").find("torchtitan-llama3-70b.toml") !=
         std::string::npos);
   CHECK(warned(imported, "optimizer (does not change memory or time)"));
+  // torchtitan's launcher runs with PYTORCH_ALLOC_CONF=expandable_segments:True.
+  CHECK(imported.input.training.expandable_segments);
+  CHECK(imported.input.cluster.fragmentation == 0.1);
+}
+
+TEST_CASE("imports: a launch script's PYTORCH_CUDA_ALLOC_CONF sets expandable segments",
+          "[imports]") {
+  auto plan = [](const std::string& script) {
+    const auto dir = std::filesystem::temp_directory_path() / "tl-alloc-conf";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "train.sh") << script;
+    std::ofstream(dir / "plan.toml")
+        << "[import]\nmegatron = \"train.sh\"\n[model]\n"
+           "preset = \"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+    return config::load_plan_file((dir / "plan.toml").string(), {});
+  };
+  const std::string run =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2\n";
+  // ms-swift's style: the variable before the command, quoted.
+  const auto prefixed = plan("PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True' \\\n" + run);
+  CHECK(prefixed.input.training.expandable_segments);
+  CHECK(prefixed.input.cluster.fragmentation == 0.1);
+  CHECK(origin_of(prefixed, "training.expandable_segments").find("train.sh:1") !=
+        std::string::npos);
+  // export, the newer name, and other options beside it.
+  CHECK(plan("export PYTORCH_ALLOC_CONF=max_split_size_mb:128,expandable_segments:True\n" + run)
+            .input.training.expandable_segments);
+  // Off, or absent: the caching allocator as it comes.
+  const auto off = plan("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\n" + run);
+  CHECK_FALSE(off.input.training.expandable_segments);
+  CHECK(off.input.cluster.fragmentation == 0.3);
+  CHECK_FALSE(plan(run).input.training.expandable_segments);
 }
 
 TEST_CASE("imports: a real DeepSpeed JSON gives the hand-written plan", "[imports]") {

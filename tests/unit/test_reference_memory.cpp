@@ -91,10 +91,14 @@ TEST_CASE("peak memory against published measurements, by source", "[reference][
   CHECK(by["all"].errors.size() >= 100);
   CHECK(sources.size() >= 12);
   CHECK(multi_gpu * 2 > static_cast<int>(by["all"].errors.size()));
-  // The held-back sources (docs/accuracy.md): median within 8 %, its sign within 4 %.
+  // The held-back sources (docs/accuracy.md): median within 8 %, its sign within 4 %, at most
+  // 10 % of the cases predicted more than 10 % low (the gate would pass a run that OOMs), and
+  // none more than 40 % off.
   const Score& held = by["held-back"];
   REQUIRE(held.errors.size() >= 30);
   CHECK(held.median_abs() <= 0.08);
   CHECK(std::fabs(held.median_signed()) <= 0.04);
+  CHECK(held.under(0.10) <= 0.10);
+  for (double e : held.errors) CHECK(std::fabs(e) <= 0.40);
   WARN(summary);
 }

@@ -87,9 +87,36 @@ TEST_CASE("fix-it hints: the change that frees the most on the worst stage", "[w
   CHECK(plan.verdict.peak_bytes - fixed.stages[plan.worst_stage].peak_bytes ==
         fixes[0].freed_bytes);
   CHECK(fixes[0].then_fits == (fixed.verdict.peak_bytes <= limit));
-  // The fragmentation reserve has no knob of its own.
+  // With expandable segments on, the fragmentation reserve has no knob of its own.
   CHECK(fixes[2].item == ItemId::overhead_fragmentation);
   CHECK(!fixes[2].change);
+}
+
+TEST_CASE("fix-it hints: expandable segments shrink the caching allocator's reserve",
+          "[whatif][check]") {
+  config::LoadOptions o;
+  // A GPU with room to spare: the reserve is not capped by its memory.
+  o.sets = {"training.expandable_segments=false", "cluster.gpu_memory=\"200 GiB\""};
+  const PlanInput in = config::load_plan_file(k_fsdp, o).input;
+  const PlanResult plan = test::plan_checked(in);
+  const std::vector<Fix> fixes = find_fixes(plan, plan.verdict.limit_bytes * 0.5, 8);
+  const auto frag = std::find_if(fixes.begin(), fixes.end(), [](const Fix& f) {
+    return f.item == ItemId::overhead_fragmentation;
+  });
+  REQUIRE(frag != fixes.end());
+  REQUIRE(frag->change);
+  CHECK(report::change_text(*frag->change) == "expandable_segments = true");
+  const PlanResult fixed = test::plan_checked(apply(in, *frag->change));
+  CHECK(fixed.input.cluster.fragmentation == 0.1);  // the default follows the knob
+  CHECK(frag->freed_bytes == plan.verdict.peak_bytes - fixed.stages[0].peak_bytes);
+  // 0.3 → 0.1 of the same dynamic memory: two thirds of the reserve.
+  CHECK(frag->freed_bytes ==
+        Approx(test::item_value(plan, "overhead.fragmentation") * 2 / 3).epsilon(0.01));
+  // A reserve the plan gives is its own: no hint.
+  o.sets.push_back("cluster.fragmentation=0.3");
+  const PlanResult given = test::plan_checked(config::load_plan_file(k_fsdp, o).input);
+  for (const Fix& f : find_fixes(given, given.verdict.limit_bytes * 0.5, 8))
+    if (f.item == ItemId::overhead_fragmentation) CHECK(!f.change);
 }
 
 TEST_CASE("the loader records where each input came from", "[whatif][provenance]") {
@@ -100,5 +127,7 @@ TEST_CASE("the loader records where each input came from", "[whatif][provenance]
   CHECK(in.provenance.of("parallel.pp") == Source::file);
   CHECK(in.provenance.of("model.layers") == Source::preset);
   CHECK(in.provenance.of("training.grad_dtype") == Source::derived);
-  CHECK(in.provenance.of("cluster.fragmentation") == Source::default_value);
+  // The allocator's reserve follows training.expandable_segments unless the plan gives it.
+  CHECK(in.provenance.of("cluster.fragmentation") == Source::derived);
+  CHECK(in.cluster.fragmentation == 0.3);
 }
