@@ -106,6 +106,8 @@ std::string megatron(const PlanInput& in, const std::string& title) {
       "# learning-rate and checkpoint arguments. One process per GPU on every node.\n",
       text::comment(title));
   for (const std::string& n : notes) out += "# not emitted: " + n + "\n";
+  // The allocator's option is the environment's, not an argument (the importer reads it back).
+  if (t.expandable_segments) out += "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
   out += fmt::format("torchrun --nproc_per_node {} --nnodes {} pretrain_gpt.py \\\n",
                      in.cluster.gpus_per_node, in.cluster.nodes);
   for (std::size_t i = 0; i < args.size(); ++i)

@@ -235,6 +235,17 @@ TEST_CASE("emit → import round-trips: the emitted config gives the plan back",
                      "--emit", "megatron"});
   REQUIRE(ds.code == 0);
   CHECK_THAT(ds.out, Catch::Contains("# not emitted: parallel.zero = 3"));
+  // The allocator's option travels in the launch script's environment.
+  const auto env =
+      test::run_cli({"plan", test::source_path("tests/data/imports/megatron-by-hand.toml"), "--set",
+                     "training.expandable_segments=true", "--emit", "megatron"});
+  REQUIRE(env.code == 0);
+  CHECK_THAT(env.out, Catch::Contains("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"));
+  std::ofstream(dir / "train.sh") << env.out;
+  std::ofstream(dir / "plan.toml") << "[cluster]\ngpu = \"h100-sxm5-80gb\"\n[import]\n"
+                                      "megatron = \"train.sh\"\n";
+  CHECK(
+      config::load_plan_file((dir / "plan.toml").string(), {}).input.training.expandable_segments);
   std::filesystem::remove_all(dir);
 }
 
