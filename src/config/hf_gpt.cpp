@@ -60,10 +60,15 @@ bool read_gpt_family(Cfg& c) {
       c.need("kv_heads", {"num_kv_heads", "n_head_kv"});
       c.fix("norms_per_layer", integer_value(c.number("num_ln_in_parallel_attn", 2)));
     } else {
-      if (c.flag("multi_query", true))
-        c.fix("kv_heads", integer_value(1));
-      else
+      // FalconAttention: num_kv_heads = config.num_kv_heads if (new_decoder_architecture or
+      // not multi_query) else 1: under multi_query the key is read by nobody.
+      if (c.flag("multi_query", true)) {
         c.get({"num_kv_heads", "n_head_kv"});
+        c.fix("kv_heads", integer_value(1));
+      } else {
+        // FalconConfig: num_kv_heads defaults to num_attention_heads.
+        c.opt("kv_heads", {"num_kv_heads", "n_head_kv"});
+      }
       if (!c.flag("parallel_attn", true))
         c.fix("norms_per_layer", integer_value(2));
       else

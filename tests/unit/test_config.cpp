@@ -188,6 +188,12 @@ TEST_CASE("Hugging Face config.json files give the exact parameter counts", "[co
         load_text("[model]\nhf_config = \"" + std::string(file) + "\"\n" + k_cluster).input.model);
   };
   CHECK(active("hf/deepseek-v3.json") == 37552297472.0);
+  // Falcon: under multi_query (and not new_decoder_architecture) transformers' FalconAttention
+  // uses one KV head whatever num_kv_heads says (modeling_falcon.py); without multi_query the
+  // key is the KV head count.
+  const auto saved = load_text("[model]\nhf_config = \"hf/falcon-7b-saved.json\"\n" + k_cluster);
+  CHECK(saved.input.model.kv_heads == 1);
+  CHECK(total_params(saved.input.model) == 6921720704);
   CHECK(active("hf/qwen3-30b-a3b.json") == 3353032704.0);
   CHECK(active("hf/qwen1.5-moe-a2.7b.json") == Approx(2.69e9).epsilon(0.01));
   // GPT-J: the HF model's own count (no exact published one: its README's 6,053,381,344
