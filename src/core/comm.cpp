@@ -253,7 +253,24 @@ void tp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   const double per_step = m * (4.0 * layers + 2.0 * ckpt);
   const Group g = group_of(in, "tp", p.tp);
   Builder<V> b(in);
-  if (p.sequence_parallel) {
+  const ModelSpec& mo = in.model;
+  if (p.sequence_parallel && is_mla(mo) && in.training.framework == Framework::megatron) {
+    // Megatron-Core's MLA (transformer/multi_latent_attention.py,
+    // get_query_key_value_tensors): the down-projections are replicated and run on the
+    // sequence-sharded input, so the attention side gathers the latents (the query's rank, or
+    // the hidden state without one, the KV latent and the rope key), not the hidden state:
+    // its forward gather, its recomputed gather, its weight-gradient gather and the
+    // reduce-scatter of its input gradient are that wide. The MLP side and the output
+    // projections move the hidden state.
+    const double latent_width =
+        (mo.q_lora_rank > 0 ? mo.q_lora_rank : mo.hidden) + mo.kv_lora_rank + mo.qk_rope_head_dim;
+    const double latent = local_tokens(in) * latent_width * ab;
+    const double L = layers, C = ckpt;
+    b.add(CollKind::all_gather, g, message, m * (4.0 * L + C), "activations");
+    b.add(CollKind::all_gather, g, latent, m * (2.0 * L + C), "MLA latents");
+    b.add(CollKind::reduce_scatter, g, message, m * (3.0 * L + 2.0 * C), "activations");
+    b.add(CollKind::reduce_scatter, g, latent, m * L, "MLA latents' gradients");
+  } else if (p.sequence_parallel) {
     // Each all-reduce becomes an all-gather and a reduce-scatter; backward gathers the
     // column-parallel layers' inputs again for their weight gradients (2 per layer).
     b.add(CollKind::all_gather, g, message, per_step + m * 2.0 * layers, "activations");
@@ -284,7 +301,10 @@ void cp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
   if (p.cp <= 1 || in.model.count_only || layers == 0) return;
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   const double kv_heads = std::max(1.0, static_cast<double>(in.model.kv_heads) / p.tp);
-  const double message = 2 * local_tokens(in) * kv_heads * head_dim(in.model) * ab;
+  // K and V at their own head sizes: MLA's keys carry the rope part (d_nope + d_rope), its
+  // values d_v (DeepSeek-V3: 192 and 128).
+  const double message =
+      local_tokens(in) * kv_heads * (head_dim(in.model) + v_head_dim(in.model)) * ab;
   Builder<V> b(in);
   // Forward passes K/V around the ring once, backward K/V and their gradients; a recomputed
   // forward passes them again.

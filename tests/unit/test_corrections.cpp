@@ -446,3 +446,41 @@ TEST_CASE("uneven stages: data-parallel traffic comes from the stage that sets t
   CHECK(gathered == test::item_value(p, "params", 1));
   CHECK(gathered != test::item_value(p, "params", 15));
 }
+
+TEST_CASE("MLA: K and V at their own head sizes under CP, latents gathered under Megatron's TP",
+          "[corrections][comm]") {
+  // DeepSeek-V2-Lite: 27 MLA layers, 16 heads, d_nope 128 + d_rope 64 = 192 for keys, d_v 128,
+  // no query bottleneck, KV latent 512; hidden 2048. 4,096 tokens over cp 2: 2,048 per rank.
+  const std::string plan = std::string("[model]\nhf_config = \"") +
+                           test::source_path("tests/data/hf/deepseek-v2-lite.json") +
+                           "\"\n[training]\nseq_len = 4096\nframework = \"megatron\"\n"
+                           "[parallel]\ntp = 2\nsequence_parallel = true\ncp = 2\n"
+                           "[cluster]\ngpu = \"h100-sxm5-80gb\"\ngpus_per_node = 4\n";
+  const PlanResult p = test::plan_text(plan);
+  const double tokens = 2048, layers = 27;
+  // The ring passes K (192) and V (128) per head, 8 heads per TP rank, not 2 × 192 (+20 %):
+  // 3 passes per layer (forward K/V, backward K/V and their gradients), cp − 1 = 1 step each.
+  const LineItem& cp = comm(p, ItemId::comm_cp);
+  CHECK(cp.value == tokens * 8 * (192 + 128) * 2 * 3 * layers);
+  // Megatron-Core runs the down-projections replicated on the sequence shard and gathers the
+  // latents: the query's input (the hidden state, 2048: no bottleneck) + the KV latent (512)
+  // + the rope key (64) on the attention side, the hidden state on the MLP side.
+  const double hidden = tokens * 2048 * 2, latent = tokens * (2048 + 512 + 64) * 2;
+  const double half = 0.5;  // (n − 1)/n of each message for 2 ranks
+  const LineItem& tp = comm(p, ItemId::comm_tp);
+  CHECK(tp.value == Approx(half * (hidden * (4 + 3) + latent * (2 + 1)) * layers).epsilon(1e-12));
+  // torchtitan's DeepSeek plan gathers the hidden state before attention: 10 hidden-sized
+  // messages per layer.
+  const PlanResult pt = test::plan_text(plan, {"training.framework=\"pytorch\""});
+  CHECK(comm(pt, ItemId::comm_tp).value == Approx(half * hidden * 10 * layers).epsilon(1e-12));
+  // DeepSeek-V3 (query rank 1536, KV latent 512, rope 64 against a hidden of 7168): the hidden
+  // gathered everywhere moves 27 % more than Megatron-Core does.
+  const std::string v3 =
+      "[model]\npreset = \"deepseek-v3\"\n[training]\nseq_len = 4096\nframework = \"megatron\"\n"
+      "[parallel]\ntp = 8\nsequence_parallel = true\nep = 8\nzero = 1\n"
+      "[cluster]\ngpu = \"h100-sxm5-80gb\"\nnodes = 8\n";
+  const double mcore = comm(test::plan_text(v3), ItemId::comm_tp).value;
+  const double hidden_everywhere =
+      comm(test::plan_text(v3, {"training.framework=\"pytorch\""}), ItemId::comm_tp).value;
+  CHECK(hidden_everywhere / mcore == Approx((4.0 + 3 + 3) / (7 + 3 * 2112.0 / 7168)));
+}
