@@ -3,9 +3,13 @@
 
 Runs Calculon's own search loop (calculon/llm/optimal_execution.py: the same tp, pp, interleaving,
 recompute, optimizer-sharding and TP-communication loops, each calling OptimalExecution.search) in
-one process until SECONDS have passed, and prints the executions it evaluated per second.
+one process until SECONDS have passed, and prints the executions it evaluated per second (its
+process's CPU time; it runs on one thread).
+With --trainledger BENCH (the trainledger_bench program of the bench preset) it then runs
+BM_search_gpt3_4096 on one core in the same invocation, before and after Calculon's loop, and
+prints both rates per second of one core and their ratio (the figure in docs/cli.md#search).
 
-  python3 bench/calculon_rate.py CALCULON_CHECKOUT [SECONDS]
+  python3 bench/calculon_rate.py CALCULON_CHECKOUT [SECONDS] [--trainledger BENCH]
 
 CALCULON_CHECKOUT is a clone of github.com/calculon-ai/calculon. The case is Calculon's GPT-3 175B
 (models/gpt3-175B.json) on 4096 A100-80GB (systems/a100_80g.json), max batch 3072, float16;
@@ -14,18 +18,42 @@ psutil for a default only; a stand-in is put on the path when it is missing.
 """
 import importlib.util
 import itertools
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
+
+
+def trainledger_rate(bench):
+    """Layouts per second of BM_search_gpt3_4096 with one search thread (the search runs on a
+    worker thread, so Google Benchmark's cpu_time, the main thread's, does not see it: the wall
+    time of one search on one otherwise idle core is its time)."""
+    out = subprocess.run([bench, "--benchmark_filter=BM_search_gpt3_4096/1/",
+                          "--benchmark_repetitions=3", "--benchmark_format=json"],
+                         capture_output=True, text=True, check=True)
+    rates = []
+    for b in json.loads(out.stdout)["benchmarks"]:
+        if b.get("run_type") != "iteration":
+            continue
+        scale = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
+        rates.append(b["layouts"] / (b["real_time"] * scale))
+    return rates
 
 
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
-    root = sys.argv[1]
-    limit = float(sys.argv[2]) if len(sys.argv) > 2 else 60.0
+    args = sys.argv[1:]
+    bench = None
+    if "--trainledger" in args:
+        bench = args[args.index("--trainledger") + 1]
+        del args[args.index("--trainledger"):args.index("--trainledger") + 2]
+    root = args[0]
+    limit = float(args[1]) if len(args) > 1 else 60.0
+    before = trainledger_rate(bench) if bench else []
     shim = tempfile.mkdtemp()
     for name, text in (("psutil", "def cpu_count(logical=True):\n    return 1\n"),
                        ("numpy", ""), ("pandas", "")):
@@ -56,16 +84,24 @@ def main():
                                True, True)
 
     start = time.time()
+    cpu = time.process_time()
     count = good = 0
-    for args in calls():
-        r = OptimalExecution.search(*args)
+    for call in calls():
+        r = OptimalExecution.search(*call)
         count += r[1]
         good += r[2]
         if time.time() - start > limit:
             break
     seconds = time.time() - start
-    print(f"Calculon: {count} executions ({good} fit) in {seconds:.1f} s on one core: "
-          f"{count / seconds:.1f} per second")
+    cpu = time.process_time() - cpu
+    rate = count / cpu
+    print(f"Calculon: {count} executions ({good} fit) in {seconds:.1f} s, {cpu:.1f} s of CPU on "
+          f"one core: {rate:.1f} per CPU second")
+    if bench:
+        rates = before + trainledger_rate(bench)
+        print(f"trainledger: {min(rates):,.0f}-{max(rates):,.0f} layouts per second on one core "
+              f"(BM_search_gpt3_4096/1, {len(rates)} runs before and after)")
+        print(f"ratio per layout judged: {min(rates) / rate:,.0f}-{max(rates) / rate:,.0f}x")
     return 0
 
 

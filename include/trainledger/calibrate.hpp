@@ -103,9 +103,13 @@ struct Profile {
 // node → intra_node_bandwidth and intra_node_latency; all-gather, reduce-scatter, all-to-all and
 // send/recv inside a node → intra_node_gather_bandwidth (the lowest); across nodes →
 // inter_node_bandwidth (B over the ranks per node, the inverse of the planner's NIC model) and
-// inter_node_latency. Throws config::ConfigError when the sweeps disagree on the GPU.
+// inter_node_latency. Across nodes a ring collective (all-gather, reduce-scatter, all-to-all,
+// send/recv) sets the NIC rate before an all-reduce, which NCCL may run as a tree (its busbw
+// is then above what a ring's NICs carry); `nic_rate` (bytes/s per GPU, 0: unknown) caps an
+// all-reduce's rate at the line rate. Throws config::ConfigError when the sweeps disagree on
+// the GPU.
 Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const std::string& method,
-                      const std::string& created);
+                      const std::string& created, double nic_rate = 0);
 
 // The profile as TOML ([profile], [cluster], [[fit]], [[sweep]]).
 std::string render_profile(const Profile& p);

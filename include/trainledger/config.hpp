@@ -106,6 +106,7 @@ double parse_share_option(const std::string& option, const std::string& text);
 double parse_confidence_option(const std::string& text);
 // A command-line duration ("2 s", "500 ms"), positive.
 double parse_duration_option(const std::string& option, const std::string& text);
+double parse_bandwidth_option(const std::string& option, const std::string& text);
 
 // The largest value a numeric key accepts ("training.seq_len" → 1e9); 0 when unbounded or
 // unknown.

@@ -147,6 +147,7 @@ struct CalibrateOptions {
   std::vector<int> ranks;
   std::vector<int> nodes;
   std::string gpu_name;
+  std::string nic_rate;  // calibrate import: the network's line rate per GPU (empty: unknown)
   // probe
   std::string backend = "auto";
   std::string min_bytes = "8 B";

@@ -175,6 +175,10 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
                    "reduce_scatter, alltoall, sendrecv")
       ->delimiter(',');
   probe->add_flag("--no-progress", o.no_progress, "no progress line on a terminal");
+  import->add_option("--nic-rate", o.nic_rate,
+                     "the network's line rate per GPU (e.g. \"200 Gb/s\"): an all-reduce across "
+                     "nodes whose busbw per GPU exceeds it ran as a tree, and inter_node_bandwidth "
+                     "is capped at it");
   import->add_option("--gpu-name", o.gpu_name,
                      "the GPUs' name as the driver reports it (e.g. \"NVIDIA H100 80GB HBM3\"), "
                      "when the log lists no devices");
@@ -220,9 +224,11 @@ int run_calibrate_import(const CalibrateOptions& o, std::ostream& out, std::ostr
     }
   }
   if (!errors.empty()) throw config::ConfigError(errors);
+  const double nic_rate =
+      o.nic_rate.empty() ? 0 : config::parse_bandwidth_option("--nic-rate", o.nic_rate);
   const calibrate::Profile profile =
       calibrate::build_profile(std::move(sweeps), "trainledger " + report::version(),
-                               "calibrate import (nccl-tests logs)", utc_now());
+                               "calibrate import (nccl-tests logs)", utc_now(), nic_rate);
   const std::string text = calibrate::render_profile(profile);
   if (o.output.empty() || o.output == "-") {
     out << text;

@@ -95,7 +95,7 @@ Fit fit_sweep(const Sweep& s) {
 }
 
 Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const std::string& method,
-                      const std::string& created) {
+                      const std::string& created, double nic_rate) {
   Profile p;
   p.tool = tool;
   p.method = method;
@@ -136,7 +136,10 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
       } else if (f.ranks > 1 || f.kind == CollKind::send_recv) {
         if (!gather || f.busbw < gather->busbw) gather = &f;
       }
-    } else if (!inter || f.kind == CollKind::all_reduce) {
+    } else if (!inter || inter->kind == CollKind::all_reduce) {
+      // The last all-reduce across nodes, unless a ring collective (the first) measures the
+      // NICs as the planner uses them (rings, sends, all-to-alls): NCCL may run an all-reduce
+      // across nodes as a tree, which moves half the bytes through them.
       inter = &f;
     }
   }
@@ -172,11 +175,25 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
   if (inter) {
     const int rpn = (inter->ranks + inter->nodes - 1) / inter->nodes;
     // The planner: a group with r members per node moves r × inter_node_bandwidth across nodes.
-    p.cluster.push_back(
-        {"inter_node_bandwidth", toml_string(gbps(inter->busbw / rpn)),
-         fmt::format("{} busbw {} over {} ranks on {} nodes / {} ranks per node ({})",
-                     nccl_name(inter->kind), gbps(inter->busbw), inter->ranks, inter->nodes, rpn,
-                     inter->source)});
+    double rate = inter->busbw / rpn;
+    std::string rate_why = fmt::format(
+        "{} busbw {} over {} ranks on {} nodes / {} ranks per node ({})", nccl_name(inter->kind),
+        gbps(inter->busbw), inter->ranks, inter->nodes, rpn, inter->source);
+    if (inter->kind == CollKind::all_reduce && nic_rate > 0 && rate > nic_rate) {
+      rate_why += fmt::format(
+          ", above the {} line rate per GPU (--nic-rate): NCCL ran it as a tree (or NVLS/CollNet), "
+          "which a ring's NICs cannot match; rings, sends and all-to-alls get the line rate",
+          gbps(nic_rate));
+      rate = nic_rate;
+    } else if (inter->kind == CollKind::all_reduce) {
+      p.notes.push_back(fmt::format(
+          "{}: an all-reduce across nodes sets inter_node_bandwidth ({} per GPU); NCCL may have "
+          "run it as a tree, whose busbw exceeds what rings, sends and all-to-alls get through "
+          "the same NICs: give --nic-rate (the line rate per GPU) to cap it, or import an "
+          "all_gather or reduce_scatter sweep across the nodes",
+          inter->source, gbps(rate)));
+    }
+    p.cluster.push_back({"inter_node_bandwidth", toml_string(gbps(rate)), rate_why});
     // α = intra steps × intra latency + inter steps × inter latency (ring over N nodes: the
     // network 2(N − 1) times for all-reduce, N − 1 for the others).
     const double total = ring_steps(inter->kind, inter->ranks);
@@ -199,8 +216,18 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
           "to split it)",
           nccl_name(inter->kind), micros(inter->alpha_s), total);
     }
-    if (inter->alpha_measured)
+    if (inter->alpha_measured) {
       p.cluster.push_back({"inter_node_latency", toml_string(micros(latency)), why});
+      // Without an intra-node latency of its own the plan would price the intra-node steps at
+      // the GPU preset's and not reproduce α: the same per-step latency holds for them.
+      if (!(ar && ar->alpha_measured))
+        p.cluster.push_back(
+            {"intra_node_latency", toml_string(micros(latency)),
+             fmt::format("{} α {} over all {} ring steps, the intra-node steps at the same "
+                         "latency (no intra-node all-reduce measured), so that the plan "
+                         "reproduces α",
+                         nccl_name(inter->kind), micros(inter->alpha_s), total)});
+    }
   }
   for (const Fit& f : p.fits)
     if (f.worst_error > 0.25)

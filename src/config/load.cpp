@@ -224,6 +224,15 @@ double parse_size_option(const std::string& option, const std::string& text) {
   return *q.value;
 }
 
+double parse_bandwidth_option(const std::string& option, const std::string& text) {
+  const QuantityResult q = parse_quantity(text, QuantityKind::bandwidth);
+  if (!q.value || *q.value <= 0) {
+    throw ConfigError(
+        {Diagnostic{Origin{option, 0, 0, "option"}, q.value ? "must be positive" : q.error}});
+  }
+  return *q.value;
+}
+
 double parse_duration_option(const std::string& option, const std::string& text) {
   const QuantityResult q = parse_quantity(text, QuantityKind::duration);
   if (!q.value || *q.value <= 0) {

@@ -229,13 +229,34 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
       const bool even = m.layers % pp == 0;
       if (!even && !space.uneven) continue;
       const std::vector<int> stages = even ? std::vector<int>{} : uneven_stages(m.layers, pp);
+      // One stage has no schedule: it is 1F1B's degenerate case, never labelled interleaved
+      // or zb-h1 (a search limited to those has no one-stage layouts).
       std::vector<Schedule> schedules = {Schedule::one_f_one_b};
-      if (pp > 1) schedules = {Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1};
-      schedules = or_all(space.schedule, schedules);
-      // Virtual stages of the interleaved schedule: 2-4 that split the stage's layers.
+      if (pp > 1) {
+        schedules =
+            or_all(space.schedule, {Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1});
+      } else if (!space.schedule.empty() &&
+                 std::find(space.schedule.begin(), space.schedule.end(), Schedule::one_f_one_b) ==
+                     space.schedule.end()) {
+        continue;
+      }
+      // Virtual stages of the interleaved schedule: every count that splits each stage's layers
+      // evenly, the first and last stage counting the embedding or the loss as a layer when
+      // that makes them split (Megatron-Core's account_for_embedding_in_pipeline_split; the
+      // rules' check): Llama 3's 126 layers over 16 stages of [7, 8 × 14, 7] take 2, 4 or 8.
       std::vector<int> interleavings;
-      for (int v = 2; v <= 4; ++v)
-        if ((m.layers / pp) % v == 0) interleavings.push_back(v);
+      if (pp > 1) {
+        const int most = even ? m.layers / pp : *std::max_element(stages.begin(), stages.end());
+        for (int v = 2; v <= most + 1; ++v) {
+          bool splits = true;
+          for (int s = 0; s < pp && splits; ++s) {
+            const int layers = even ? m.layers / pp : stages[static_cast<std::size_t>(s)];
+            const bool edge = s == 0 || s == pp - 1;
+            splits = layers % v == 0 || (edge && (layers + 1) % v == 0 && !even);
+          }
+          if (splits) interleavings.push_back(v);
+        }
+      }
       interleavings = or_all(space.virtual_stages, interleavings);
       for (int cp : cps) {
         if ((world / tp / pp) % cp != 0) continue;

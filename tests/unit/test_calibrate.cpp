@@ -9,8 +9,10 @@
 #include <sstream>
 #include <utility>
 
+#include "collectives.hpp"
 #include "helpers.hpp"
 #include "trainledger/calibrate.hpp"
+#include "trainledger/config.hpp"
 #include "trainledger/text.hpp"
 
 using namespace trainledger;
@@ -181,7 +183,8 @@ TEST_CASE("plan --calibration: measured links replace assumed ones", "[calibrate
   REQUIRE(measured.code == 0);
   const auto j = nlohmann::json::parse(measured.out);
   CHECK(j["calibration"]["measured"] ==
-        nlohmann::json::array({"cluster.inter_node_bandwidth", "cluster.inter_node_latency"}));
+        nlohmann::json::array({"cluster.intra_node_latency", "cluster.inter_node_bandwidth",
+                               "cluster.inter_node_latency"}));
   CHECK(j["origins"]["cluster.inter_node_bandwidth"].get<std::string>().find(profile) == 0);
   std::string kind;
   for (const auto& i : j["time"]["items"])
@@ -195,10 +198,11 @@ TEST_CASE("plan --calibration: measured links replace assumed ones", "[calibrate
                                   "cluster.inter_node_bandwidth=\"10 GB/s\""});
   REQUIRE(set.code == 0);
   CHECK(nlohmann::json::parse(set.out)["calibration"]["measured"] ==
-        nlohmann::json::array({"cluster.inter_node_latency"}));
+        nlohmann::json::array({"cluster.intra_node_latency", "cluster.inter_node_latency"}));
   // The table says which numbers are measured and which are still assumed.
   const auto table = test::run_cli({"plan", "--calibration", profile});
-  CHECK_THAT(table.out, Catch::Contains("measured: cluster.inter_node_bandwidth"));
+  CHECK_THAT(table.out,
+             Catch::Contains("measured: cluster.intra_node_latency, cluster.inter_node_bandwidth"));
   CHECK_THAT(table.out, Catch::Contains("still assumed: cluster.intra_node_bandwidth"));
   // check takes it too.
   CHECK(test::run_cli({"check", "default", "--calibration", profile}).code == 0);
@@ -553,4 +557,51 @@ TEST_CASE("a rank's pipeline stage under every placement order", "[calibrate]") 
   CHECK(stage_of_rank(in, 7) == 3);
   CHECK(stage_of_rank(in, 8) == 0);
   CHECK(stage_of_rank(in, 23) == 3);
+}
+
+TEST_CASE(
+    "a profile reproduces the sweep it came from; a tree all-reduce is capped at the line "
+    "rate",
+    "[calibrate]") {
+  // Google Cloud A3 Mega: 2 nodes × 8 H100, one 200 Gb/s NIC per GPU (25 GB/s). NCCL's
+  // all-reduce across them reaches 330.6 GB/s busbw, 41.3 GB/s per GPU: more than a ring's NICs
+  // carry (a tree sends each node's reduced half once).
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tl-reproduce";
+  std::filesystem::create_directories(dir);
+  const std::string profile = (dir / "a3mega.toml").string();
+  const std::string log = log_path("a3mega-h100-2x8-all_reduce.txt");
+  REQUIRE(test::run_cli({"calibrate", "import", log, "-o", profile}).code == 0);
+  config::LoadOptions o;
+  o.sets = {"model.preset=\"llama-3.1-8b\"",
+            "cluster.gpu=\"h100-sxm5-80gb\"",
+            "cluster.nodes=2",
+            "parallel.tp=1",
+            "parallel.pp=1",
+            "parallel.dp=16"};
+  o.calibration = {profile};
+  const PlanInput in = config::load_default_plan(o).input;
+  const Group g = group_of(in, "dp", 16);
+  REQUIRE(g.nodes() == 2);
+  // α + volume/B with the profile's keys gives back the log's small- and large-message times
+  // (α is the median of the messages up to 64 KiB, B the median busbw of the largest quarter).
+  const calibrate::Sweep s = parse("a3mega-h100-2x8-all_reduce.txt");
+  auto time_of = [&](double bytes) {
+    return calls_time<Num>(in, CollKind::all_reduce, g, Num::constant(bytes), Num::constant(1))
+        .value();
+  };
+  for (const calibrate::Point& p : s.points) {
+    INFO(p.bytes << " B: measured " << p.seconds << " s, planned " << time_of(p.bytes) << " s");
+    if (p.bytes <= 65536) CHECK(time_of(p.bytes) == Approx(p.seconds).epsilon(0.25));
+    if (p.bytes >= s.points.back().bytes / 4)
+      CHECK(time_of(p.bytes) == Approx(p.seconds).epsilon(0.05));
+  }
+  // The line rate caps what rings, sends and all-to-alls get from that all-reduce.
+  const auto capped = test::run_cli({"calibrate", "import", log, "--nic-rate", "200 Gb/s"});
+  REQUIRE(capped.code == 0);
+  CHECK_THAT(capped.out, Catch::Contains("inter_node_bandwidth = \"25.00 GB/s\""));
+  CHECK_THAT(capped.out, Catch::Contains("NCCL ran it as a tree"));
+  const auto plain = test::run_cli({"calibrate", "import", log});
+  CHECK_THAT(plain.out, Catch::Contains("give --nic-rate"));
+  CHECK(test::run_cli({"calibrate", "import", log, "--nic-rate", "fast"}).code == 2);
+  std::filesystem::remove_all(dir);
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "helpers.hpp"
 #include "trainledger/layout_search.hpp"
@@ -298,4 +299,66 @@ nodes = 2
   REQUIRE(!found.top.empty());
   for (const Layout& l : found.top)
     if (l.schedule == Schedule::interleaved) CHECK(l.grad_accum >= l.pp);
+}
+
+TEST_CASE(
+    "search interleaves uneven stages and any virtual-stage count; one stage has no "
+    "schedule",
+    "[search]") {
+  // Llama 3 405B's own layout (Dubey et al. 2024 §3.3.2): tp 8, pp 16, 126 layers as
+  // [7, 8 × 14, 7] (the first and last stage one layer short). 8 virtual stages split every
+  // stage, the edge ones counting the embedding or the loss as a layer (Megatron-Core's
+  // account_for_*_in_pipeline_split); the search used to stop at 4 and at stages that divide.
+  const PlanInput base = test::load_text(R"([model]
+preset = "llama-3.1-405b"
+[training]
+seq_len = 8192
+global_batch = 2048
+framework = "megatron"
+[parallel]
+tp = 8
+pp = 16
+dp = 64
+sequence_parallel = true
+zero = 3
+reshard_after_forward = false
+stage_layers = [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 1024
+)")
+                             .input;
+  SearchOptions o;
+  o.top = 1000000;
+  o.space.tp = {8};
+  o.space.pp = {16};
+  o.space.cp = {1};
+  const SearchResult found = search_layouts(base, o);
+  REQUIRE(!found.top.empty());
+  std::set<int> counts;
+  for (const Layout& l : found.top)
+    if (l.schedule == Schedule::interleaved) {
+      counts.insert(l.virtual_stages);
+      CHECK(l.stage_layers == base.parallel.stage_layers);
+    }
+  CHECK(counts == std::set<int>{2, 4, 8});
+  const Layout& best = found.top.front();
+  CHECK(best.schedule == Schedule::interleaved);
+  CHECK(best.virtual_stages == 8);
+  // The layout it proposes is a plan the rules accept, and its time is the plan's.
+  const PlanResult again = test::plan_checked(with_layout(base, best));
+  CHECK(value_of(again.time, ItemId::time_step) == best.step_s);
+  // Asked for zb-h1 only, a search of one node has no one-stage layouts labelled zb-h1.
+  SearchOptions zb;
+  zb.top = 1000000;
+  zb.space.schedule = {Schedule::zb_h1};
+  PlanInput node = base;
+  node.cluster.nodes = 1;
+  node.parallel.pp = 1;
+  node.parallel.dp = 1;
+  node.parallel.stage_layers.clear();
+  for (const Layout& l : search_layouts(node, zb).top) {
+    CHECK(l.pp > 1);
+    CHECK(l.schedule == Schedule::zb_h1);
+  }
 }
