@@ -132,6 +132,10 @@ struct ParallelSpec {
   bool overlap_tp = false;  // TP collectives overlapped with compute
   bool overlap_cp = true;   // ring-attention exchange overlapped with attention
   bool overlap_param_gather = false;  // ZeRO-1/2 parameter all-gather behind the next forward
+  // parallel.ep_dispatch = "deepep": the MoE dispatch and combine across nodes as DeepEP's
+  // internode kernels run them (one copy per remote node, forwarded over NVLink), not NCCL's
+  // all-to-all.
+  bool ep_deepep = false;
   bool tree_allreduce = false;
 };
 

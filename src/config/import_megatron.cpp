@@ -48,6 +48,7 @@ const Flag k_megatron_flags[] = {
     {"--fp16", "", false},
     {"--fp8-format", "", true},
     {"--fp8-param-gather", "", false},
+    {"--moe-enable-deepep", "", false},
     {"--num-layers", "model.layers", true},
     {"--hidden-size", "model.hidden", true},
     {"--num-attention-heads", "model.heads", true},
@@ -281,6 +282,8 @@ void import_megatron(const std::string& text, Sink& s) {
         s.error(o, fmt::format("{}: expected e4m3 or hybrid", said(flag, v)));
     }
     if (flag == "--fp8-param-gather") s.put("parallel.fp8_param_gather", boolean_value(true, o));
+    // Megatron-Core's flex token dispatcher over DeepEP (--moe-enable-deepep).
+    if (flag == "--moe-enable-deepep") s.put("parallel.ep_dispatch", string_value("deepep", o));
     if (flag == "--swiglu") s.put("model.ffn_act", string_value("swiglu", o));
     if (flag == "--normalization") {
       if (v.value == "RMSNorm" || v.value == "LayerNorm")

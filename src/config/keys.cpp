@@ -121,6 +121,7 @@ std::vector<KeySpec> build_table() {
     {"parallel", "overlap_dp", T::boolean, "true", "DP/ZeRO traffic overlaps compute unit by unit (each bucket or gathered layer behind the compute of the one before it; the first waits)"},
     {"parallel", "overlap_tp", T::boolean, "false", "TP collectives decomposed and overlapped with the GEMMs they feed (Transformer Engine TP comm overlap, AsyncTP): one of tp chunks stays exposed"},
     {"parallel", "overlap_cp", T::boolean, "true", "the ring-attention exchange overlaps attention"},
+    {"parallel", "ep_dispatch", T::choice, "\"nccl\"", "how MoE tokens cross nodes: nccl (NCCL's all-to-all: a copy per routed expert, each GPU through its own NIC) or deepep (DeepEP's internode dispatch and combine: one copy per remote node, to the same-index GPU, forwarded over NVLink)", Q::count, {"nccl", "deepep"}},
     {"parallel", "overlap_param_gather", T::boolean, "false", "ZeRO-1/2: the all-gather of updated parameters overlaps the next step's forward, layer by layer (Megatron-LM --overlap-param-gather, NeMo overlap_param_sync)"},
     {"parallel", "allreduce", T::choice, "\"ring\"", "all-reduce algorithm for latency: ring or tree", Q::count, {"ring", "tree"}},
     // [cluster]

@@ -87,6 +87,17 @@ template <typename V>
 V group_busbw(const PlanInput& in, CollKind k, const Group& g) {
   const V own = input<V>(in, g.link.bandwidth_key(k), "busbw", g.link.bandwidth_of(k), "B/s");
   if (!g.link.inter_node || g.ranks_per_node <= 1) return own;
+  if (k == CollKind::all_to_all) {
+    // NCCL's all-to-all sends every peer its share directly (src/device/all_to_all: one
+    // send/recv pair per peer): the (n − r)/n of each GPU's bytes bound for other nodes leave
+    // through its own NIC, all GPUs of the node at once, so the node's NICs are not pooled as
+    // a ring's channels pool them. Over n ranks, r per node: busbw = NIC rate × (n − 1)/(n − r)
+    // (DeepSeek-V3's EP 64 over 8 nodes: 1.125 × the NIC rate, not 8 ×).
+    const double n = g.size, r = g.ranks_per_node;
+    return V::term("peer_share", (n - 1) / (n - r),
+                   "(n − 1)/(n − r): the bytes leaving the node are (n − r)/n of the call's") *
+           own;
+  }
   const bool reduce = k == CollKind::all_reduce || k == CollKind::tree_all_reduce;
   const bool gather_given = !reduce && in.cluster.intra_node_gather_bandwidth > 0;
   const double node =

@@ -333,8 +333,26 @@ void ep_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, 
   Builder<V> b(in);
   // Dispatch and combine in forward and backward, and again in a recomputed forward.
   const double per_mb = moe_share * (4.0 * layers + 2.0 * full_recomputed_layers(in, layers));
-  b.add(CollKind::all_to_all, group_of(in, "ep", p.ep), message,
-        per_mb * static_cast<double>(d.grad_accum), "routed tokens");
+  const Group g = group_of(in, "ep", p.ep);
+  const int nodes = g.nodes();
+  if (p.ep_deepep && g.link.inter_node && nodes > 1 && g.ranks_per_node < g.size) {
+    // DeepEP's internode kernels (deep_ep/buffer.py internode_dispatch/combine): a token
+    // crosses the network once per remote node holding one of its experts, to the GPU of the
+    // same index there, and NVLink forwards it to the experts' GPUs (not timed: NVLink is
+    // several times the NIC). Uniform routing over N nodes touches (N − 1)(1 − (1 − 1/N)^k)
+    // remote nodes per token where NCCL's all-to-all sends k(n − r)/n copies off the node; the
+    // call is timed as an all-to-all whose off-node bytes are DeepEP's.
+    const double k = in.model.experts_per_token;
+    const double n = g.size, r = g.ranks_per_node, N = nodes;
+    const double remote_nodes = (N - 1) * (1 - std::pow(1 - 1 / N, k));
+    const double nccl_copies = k * (n - r) / n;
+    b.add(CollKind::all_to_all, g, message * remote_nodes / nccl_copies,
+          per_mb * static_cast<double>(d.grad_accum),
+          "routed tokens (DeepEP: one copy per remote node, NVLink-forwarded)");
+  } else {
+    b.add(CollKind::all_to_all, g, message, per_mb * static_cast<double>(d.grad_accum),
+          "routed tokens");
+  }
   b.emit(Dim::ep, ItemId::comm_ep, "expert parallel", k_src_ep, 1, out);
 }
 

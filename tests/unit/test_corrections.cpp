@@ -2,6 +2,7 @@
 // correction (docs/formulas.md).
 #include <catch2/catch.hpp>
 
+#include "collectives.hpp"
 #include "helpers.hpp"
 
 using namespace trainledger;
@@ -483,4 +484,37 @@ TEST_CASE("MLA: K and V at their own head sizes under CP, latents gathered under
   const double hidden_everywhere =
       comm(test::plan_text(v3, {"training.framework=\"pytorch\""}), ItemId::comm_tp).value;
   CHECK(hidden_everywhere / mcore == Approx((4.0 + 3 + 3) / (7 + 3 * 2112.0 / 7168)));
+}
+
+TEST_CASE("MoE all-to-all across nodes: each GPU's own NIC, and DeepEP's one copy per node",
+          "[corrections][comm]") {
+  // DeepSeek-V3's EP 64 over 8 nodes of 8 (tp 1): NCCL's all-to-all sends 56/64 of every GPU's
+  // routed tokens off the node through that GPU's NIC, all eight at once. busbw = NIC ×
+  // (n − 1)/(n − r) = 1.125 × 50 GB/s, not 8 × (the pooled channels of a ring).
+  const std::string plan =
+      "[model]\npreset = \"deepseek-v3\"\n[training]\nseq_len = 4096\nframework = \"megatron\"\n"
+      "recompute = \"full\"\n[parallel]\nep = 64\npp = 1\nzero = 1\n"
+      "[cluster]\ngpu = \"h100-sxm5-80gb\"\nnodes = 8\ninter_node_bandwidth = \"50 GB/s\"\n"
+      "inter_node_latency = \"0 s\"\nintra_node_latency = \"0 s\"\n";
+  const PlanInput in = test::load_text(plan).input;
+  const Group g = group_of(in, "ep", 64);
+  REQUIRE(g.nodes() == 8);
+  REQUIRE(g.ranks_per_node == 8);
+  const double s = 1e9;
+  const double t =
+      calls_time<Num>(in, CollKind::all_to_all, g, Num::constant(s), Num::constant(1)).value();
+  CHECK(t == Approx(56.0 / 64 * s / 50e9));
+  // DeepEP: a token crosses the network once per remote node with one of its 8 experts,
+  // 7 × (1 − (7/8)^8) = 4.59 copies, not 8 × 56/64 = 7.
+  const PlanResult nccl = test::plan_text(plan);
+  const PlanResult deepep = test::plan_text(plan, {"parallel.ep_dispatch=\"deepep\""});
+  const double ratio = 7 * (1 - std::pow(7.0 / 8, 8)) / 7.0;
+  CHECK(comm(deepep, ItemId::comm_ep).value / comm(nccl, ItemId::comm_ep).value == Approx(ratio));
+  CHECK(*comm(deepep, ItemId::comm_ep).time_s / *comm(nccl, ItemId::comm_ep).time_s ==
+        Approx(ratio));
+  // Inside one node the dispatch is NVLink's either way.
+  const PlanResult node = test::plan_text(
+      plan, {"cluster.nodes=1", "parallel.ep=8", "parallel.ep_dispatch=\"deepep\""});
+  const PlanResult node_nccl = test::plan_text(plan, {"cluster.nodes=1", "parallel.ep=8"});
+  CHECK(comm(node, ItemId::comm_ep).value == comm(node_nccl, ItemId::comm_ep).value);
 }
