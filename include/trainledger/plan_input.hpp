@@ -166,18 +166,19 @@ struct ClusterSpec {
   double inter_node_bandwidth = 0;
   double inter_node_latency = 0;
   // Fixed overheads per GPU (kind "assumed" until calibration measures them).
-  double cuda_context = 0;           // bytes: driver context and loaded kernels
-  int nccl_channels = 16;            // channels per communicator
-  double nccl_buffer = 0;            // bytes per connection per channel (all protocols)
-  double cublas_workspace = 0;       // bytes
-  double fragmentation = 0.1;        // allocator reserve as a share of the dynamic memory
-  double matmul_efficiency = 0.7;    // achieved share of the dense peak FLOP/s in GEMMs (assumed)
-  double attention_efficiency = 0;   // the same in flash attention (executed FLOPs); 0: GEMMs'
-  double memory_efficiency = 0.73;   // achieved share of HBM bandwidth, element-wise (fitted)
-  double host_memory = 0;            // bytes per node; 0: not given
-  double pcie_bandwidth = 0;         // bytes/s between a GPU and host memory, each direction
-  double host_memory_bandwidth = 0;  // bytes/s of a node's DRAM, achievable
-  double host_process_memory = 0;    // bytes of host memory per rank for the runtime
+  double cuda_context = 0;         // bytes: driver context and loaded kernels
+  int nccl_channels = 16;          // channels per communicator
+  double nccl_buffer = 0;          // bytes per connection per channel (all protocols)
+  double cublas_workspace = 0;     // bytes
+  double fragmentation = 0.1;      // allocator reserve as a share of the dynamic memory
+  double matmul_efficiency = 0.7;  // achieved share of the dense peak FLOP/s in GEMMs (assumed)
+  double fused_attention_efficiency = 0;  // Transformer Engine's fused attention (megatron)
+  double attention_efficiency = 0;        // the same in flash attention (executed FLOPs); 0: GEMMs'
+  double memory_efficiency = 0.73;        // achieved share of HBM bandwidth, element-wise (fitted)
+  double host_memory = 0;                 // bytes per node; 0: not given
+  double pcie_bandwidth = 0;              // bytes/s between a GPU and host memory, each direction
+  double host_memory_bandwidth = 0;       // bytes/s of a node's DRAM, achievable
+  double host_process_memory = 0;         // bytes of host memory per rank for the runtime
   int world_size() const { return nodes * gpus_per_node; }
 };
 

@@ -337,6 +337,7 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.fragmentation = in.number("cluster.fragmentation");
   c.matmul_efficiency = in.number("cluster.matmul_efficiency");
   c.attention_efficiency = in.number("cluster.attention_efficiency", 0);
+  c.fused_attention_efficiency = in.number("cluster.fused_attention_efficiency", 0);
   c.memory_efficiency = in.number("cluster.memory_efficiency");
   c.host_memory = in.number("cluster.host_memory", 0);
   c.pcie_bandwidth = in.number("cluster.pcie_bandwidth");
@@ -418,6 +419,20 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
            fmt::format("\"{:.0f} MB\"", out.parallel.bucket_size / 1e6));
   }
   out.cluster = build_cluster(in, out.cluster);
+  if (out.training.framework == Framework::megatron &&
+      in.has("cluster.fused_attention_efficiency")) {
+    // Megatron-LM's attention is Transformer Engine's cuDNN fused kernel, not PyTorch's SDPA:
+    // the GPU preset's fused rate replaces its flash-attention rate unless the plan, --set or a
+    // calibration gave attention_efficiency itself.
+    const auto it = r.settings.find("cluster.attention_efficiency");
+    const bool from_preset = it == r.settings.end() || it->second.origin.what == "preset" ||
+                             it->second.origin.what == "default";
+    if (from_preset) {
+      out.cluster.attention_efficiency = in.number("cluster.fused_attention_efficiency");
+      record(r, "cluster.attention_efficiency", out.cluster.attention_efficiency,
+             fmt::format("{}", out.cluster.attention_efficiency));
+    }
+  }
   if (!given(r, "cluster.fragmentation")) {
     // Reserved over allocated as a share of the dynamic memory: 0.3 for PyTorch's caching
     // allocator as it comes, 0.1 with expandable segments (docs/formulas.md#overheads: the

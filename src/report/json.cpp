@@ -236,6 +236,7 @@ json cluster_json(const ClusterSpec& c) {
   if (c.attention_efficiency > 0) j["attention_efficiency"] = c.attention_efficiency;
   j["memory_efficiency"] = c.memory_efficiency;
   j["fragmentation"] = c.fragmentation;
+  j["fused_attention_efficiency"] = c.fused_attention_efficiency;
   j["host_memory"] = c.host_memory > 0 ? number(c.host_memory, Unit::bytes) : json(nullptr);
   j["pcie_bandwidth"] = c.pcie_bandwidth;
   j["host_memory_bandwidth"] = c.host_memory_bandwidth;

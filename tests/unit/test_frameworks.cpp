@@ -240,3 +240,27 @@ TEST_CASE("Hugging Face's tensor parallelism gathers the logits to every rank", 
   const PlanResult pt = test::plan_text(tp2, {"cluster.gpus_per_node=2"});
   CHECK(test::item_value(pt, "logits") == 4 * logits / 2);
 }
+
+TEST_CASE("Megatron-LM's attention is Transformer Engine's fused kernel: the preset's fused rate",
+          "[frameworks][time]") {
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 8192\n[parallel]\ntp = 8\n"
+      "[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  CHECK(test::plan_text(plan, {"training.framework=\"megatron\""})
+            .input.cluster.attention_efficiency == 0.6);
+  CHECK(test::plan_text(plan, {"training.framework=\"pytorch\""})
+            .input.cluster.attention_efficiency == 0.3);
+  // The plan's own value wins; a GPU without a fused rate keeps its flash-attention one.
+  CHECK(
+      test::plan_text(plan, {"training.framework=\"megatron\"", "cluster.attention_efficiency=0.4"})
+          .input.cluster.attention_efficiency == 0.4);
+  CHECK(test::plan_text(plan, {"training.framework=\"megatron\"", "cluster.gpu=\"a100-sxm4-80gb\""})
+            .input.cluster.attention_efficiency == 0.55);
+  // Faster attention, a shorter step.
+  CHECK(
+      value_of(test::plan_text(plan, {"training.framework=\"megatron\""}).time, ItemId::time_step) <
+      value_of(test::plan_text(
+                   plan, {"training.framework=\"megatron\"", "cluster.attention_efficiency=0.3"})
+                   .time,
+               ItemId::time_step));
+}
