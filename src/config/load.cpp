@@ -215,31 +215,31 @@ PlanSource LoadedPlan::plan_source() const {
   return s;
 }
 
-double parse_size_option(const std::string& option, const std::string& text) {
-  const QuantityResult q = parse_quantity(text, QuantityKind::bytes);
+namespace {
+
+// A positive quantity of `kind` given to a command-line option, or a located error.
+double parse_positive_option(const std::string& option, const std::string& text,
+                             QuantityKind kind) {
+  const QuantityResult q = parse_quantity(text, kind);
   if (!q.value || *q.value <= 0) {
     throw ConfigError(
         {Diagnostic{Origin{option, 0, 0, "option"}, q.value ? "must be positive" : q.error}});
   }
   return *q.value;
+}
+
+}  // namespace
+
+double parse_size_option(const std::string& option, const std::string& text) {
+  return parse_positive_option(option, text, QuantityKind::bytes);
 }
 
 double parse_bandwidth_option(const std::string& option, const std::string& text) {
-  const QuantityResult q = parse_quantity(text, QuantityKind::bandwidth);
-  if (!q.value || *q.value <= 0) {
-    throw ConfigError(
-        {Diagnostic{Origin{option, 0, 0, "option"}, q.value ? "must be positive" : q.error}});
-  }
-  return *q.value;
+  return parse_positive_option(option, text, QuantityKind::bandwidth);
 }
 
 double parse_duration_option(const std::string& option, const std::string& text) {
-  const QuantityResult q = parse_quantity(text, QuantityKind::duration);
-  if (!q.value || *q.value <= 0) {
-    throw ConfigError(
-        {Diagnostic{Origin{option, 0, 0, "option"}, q.value ? "must be positive" : q.error}});
-  }
-  return *q.value;
+  return parse_positive_option(option, text, QuantityKind::duration);
 }
 
 double parse_share_option(const std::string& option, const std::string& text) {
