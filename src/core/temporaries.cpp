@@ -125,9 +125,9 @@ void loss_parts(const PlanInput& in, bool backward, Parts<V>& parts) {
     // PyTorch's loss_parallel (torchtitan's default under TP: the logits sharded over the
     // vocabulary) runs DTensor's own decomposition (torch/distributed/tensor/parallel/loss.py).
     // Forward, _log_softmax: the fp32 logits, `shifted = x - max` and `exp(shifted)` live
-    // together (12 B per logit, the saved log-probs among them once exp is freed).
+    // together, 12 B per logit of which the saved log-probs' 4 B are the logits item: 8 B here.
     // Backward, _nll_loss_and_log_softmax_backward: `zeros_like(x)`, `exp(x)`, their sum and
-    // its product with grad_output beside the saved log-probs (16 B, not 12).
+    // its product with grad_output beside the saved log-probs, 16 B: 12 B here.
     if (backward)
       parts.add(V::term("bytes", 12, "B (fp32 zeros_like, exp, sum, product)") * tokens * vocab,
                 "loss-parallel backward of the log-probs (DTensor)");
