@@ -25,6 +25,7 @@ struct SearchSpace {
   // parallel groups (tp, cp, pp, dp).
   std::vector<int> placement;
   std::vector<int> sequence_parallel;  // 0, 1
+  std::vector<int> overlap_tp;         // 0, 1: TP communication behind the GEMMs (tp > 1)
   std::vector<Recompute> recompute;
   std::vector<Schedule> schedule;
   bool uneven = true;  // pp that does not divide the layers: stages as even as they can be
@@ -38,6 +39,7 @@ struct Layout {
   int shard = 0;      // parallel.zero_shard_size (0: no HSDP)
   int placement = 0;  // 0: tp, cp, dp, pp; 1: tp, cp, pp, dp
   bool sequence_parallel = false;
+  bool overlap_tp = false;  // parallel.overlap_tp
   Recompute recompute = Recompute::none;
   Schedule schedule = Schedule::one_f_one_b;
   std::int64_t micro_batch = 1;

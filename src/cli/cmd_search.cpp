@@ -95,6 +95,7 @@ Restriction parse_restriction(const std::string& option, const std::string& text
   if (key == "mb") key = "micro_batch";
   if (key == "vs") key = "virtual_stages";
   if (key == "sp") key = "sequence_parallel";
+  if (key == "ovl") key = "overlap_tp";
   if (key == "zero_shard_size") key = "shard";
   const std::string rest = text.substr(eq + 1);
   // A placement is itself a comma-separated list.
@@ -124,7 +125,7 @@ Restriction parse_restriction(const std::string& option, const std::string& text
     ints(1, 1000000);
   } else if (key == "zero") {
     ints(0, 3);
-  } else if (key == "sequence_parallel" || key == "uneven") {
+  } else if (key == "sequence_parallel" || key == "uneven" || key == "overlap_tp") {
     flags();
   } else if (key == "recompute") {
     for (const std::string& v : values) {
@@ -148,7 +149,8 @@ Restriction parse_restriction(const std::string& option, const std::string& text
   } else {
     usage_error(option,
                 fmt::format("unknown key \"{}\" (tp, pp, cp, ep, zero, sp, recompute, "
-                            "micro_batch, schedule, virtual_stages, shard, placement, uneven)",
+                            "micro_batch, schedule, virtual_stages, shard, placement, uneven, "
+                            "overlap_tp)",
                             key));
   }
   if (option == "--fix" && r.values.size() != 1)
@@ -202,6 +204,7 @@ void restrict(SearchSpace& space, const std::vector<std::string>& fixes,
     if (key == "virtual_stages") ints(space.virtual_stages);
     if (key == "shard") ints(space.shard);
     if (key == "sequence_parallel") ints(space.sequence_parallel);
+    if (key == "overlap_tp") ints(space.overlap_tp);
     if (key == "placement") ints(space.placement);
     if (key == "uneven") space.uneven = r.values.front() == "1";
     for (const std::string& v : r.values) {
@@ -242,7 +245,8 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "search",
       "Every valid layout of the plan on its cluster (tp, pp with even or uneven stages, dp, cp, "
-      "ep, ZeRO stage, sequence parallel, recompute, micro-batch, schedule and virtual stages; "
+      "ep, ZeRO stage, sequence parallel, TP overlap, recompute, micro-batch, schedule and virtual "
+      "stages; "
       "the global batch held), those that fit ranked by step time, with the Pareto front of "
       "memory against time");
   add_plan_options(*sub, o.plan);

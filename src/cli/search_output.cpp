@@ -28,6 +28,7 @@ std::string layout_text(const Layout& l) {
   s += fmt::format(" · ZeRO-{}", l.zero);
   if (l.shard > 0) s += fmt::format(" (HSDP shards of {})", l.shard);
   if (l.sequence_parallel) s += " · sp";
+  if (l.overlap_tp) s += " · TP overlap";
   s += fmt::format(" · recompute {} · micro-batch {}", to_string(l.recompute), l.micro_batch);
   if (l.pp > 1) {
     s += fmt::format(" · {}", to_string(l.schedule));
@@ -88,6 +89,7 @@ nlohmann::json layout_json(const Layout& l, const Band& band) {
       {"ep", l.ep},
       {"zero", l.zero},
       {"sequence_parallel", l.sequence_parallel},
+      {"overlap_tp", l.overlap_tp},
       {"recompute", to_string(l.recompute)},
       {"micro_batch", l.micro_batch},
       {"grad_accum", l.grad_accum},
@@ -154,10 +156,10 @@ void print_table(const SearchRun& run, const SearchOptions& so, const std::strin
     return;
   }
   out << fmt::format(
-      "\n{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>10} {:>3} {:>5} "
+      "\n{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>3} {:>10} {:>3} {:>5} "
       "{:<21} {:>9} {:>9} {:>10} {:>6}\n",
-      "#", "tp", "pp", "dp", "cp", "ep", "zero", "sp", "recompute", "mb", "accum", "schedule",
-      "peak GiB", "step", "tok/s/GPU", "MFU");
+      "#", "tp", "pp", "dp", "cp", "ep", "zero", "sp", "ovl", "recompute", "mb", "accum",
+      "schedule", "peak GiB", "step", "tok/s/GPU", "MFU");
   int rank = 0;
   for (const Layout& l : r.top) {
     std::string sched = l.pp > 1 ? std::string(to_string(l.schedule)) : "-";
@@ -165,12 +167,13 @@ void print_table(const SearchRun& run, const SearchOptions& so, const std::strin
     if (!l.stage_layers.empty()) sched += " uneven";
     if (l.placement == 1) sched += " pp<dp";
     out << fmt::format(
-        "{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>10} {:>3} {:>5} "
+        "{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>3} {:>10} {:>3} {:>5} "
         "{:<21} {:>9.2f} {:>9} {:>10.0f} {:>5.1f}%\n",
         ++rank, l.tp, l.pp, l.dp, l.cp, l.ep,
         l.shard > 0 ? fmt::format("{}/{}", l.zero, l.shard) : std::to_string(l.zero),
-        l.sequence_parallel ? "y" : "n", to_string(l.recompute), l.micro_batch, l.grad_accum, sched,
-        l.peak_bytes / k_gib, ms(l.step_s), l.tokens_per_s_per_gpu, 100 * l.mfu);
+        l.sequence_parallel ? "y" : "n", l.tp > 1 ? (l.overlap_tp ? "y" : "n") : "-",
+        to_string(l.recompute), l.micro_batch, l.grad_accum, sched, l.peak_bytes / k_gib,
+        ms(l.step_s), l.tokens_per_s_per_gpu, 100 * l.mfu);
   }
   out << "\nWhy the best win:\n";
   for (std::size_t i = 0; i < std::min<std::size_t>(3, r.top.size()); ++i) {
@@ -251,17 +254,17 @@ void print_search(const SearchRun& run, const SearchOptions& so, const std::stri
   } else if (format == "csv") {
     out << "rank,tp,pp,dp,cp,ep,zero,zero_shard_size,placement,sequence_parallel,recompute,"
            "micro_batch,grad_accum,schedule,virtual_stages,stage_layers,peak_bytes,step_s,"
-           "tokens_per_s_per_gpu,mfu\n";
+           "tokens_per_s_per_gpu,mfu,overlap_tp\n";
     int rank = 0;
     for (const Layout& l : r.top)
       out << fmt::format(
           "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{:.9g},{:.9g},"
-          "{:.6g}\n",
+          "{:.6g},{}\n",
           ++rank, l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.shard,
           l.placement == 1 ? "tp cp pp dp" : "tp cp dp pp", l.sequence_parallel ? "true" : "false",
           to_string(l.recompute), l.micro_batch, l.grad_accum, to_string(l.schedule),
           l.virtual_stages, fmt::join(l.stage_layers, " "), std::llround(l.peak_bytes), l.step_s,
-          l.tokens_per_s_per_gpu, l.mfu);
+          l.tokens_per_s_per_gpu, l.mfu, l.overlap_tp ? "true" : "false");
   } else {
     print_table(run, so, objective, out);
   }

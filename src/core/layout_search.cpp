@@ -70,6 +70,7 @@ void apply_layout(PlanInput& work, const PlanInput& base, const Layout& l) {
   else
     p.placement = base.parallel.placement;
   p.sequence_parallel = l.sequence_parallel;
+  p.overlap_tp = l.overlap_tp;
   p.schedule = l.schedule;
   p.virtual_stages = l.virtual_stages;
   p.stage_layers = l.stage_layers;
@@ -180,6 +181,7 @@ std::vector<std::string> layout_settings(const Layout& l, int nodes, int gpus_pe
       fmt::format("parallel.sequence_parallel={}", l.sequence_parallel ? "true" : "false"),
       fmt::format("training.recompute={}", to_string(l.recompute)),
       fmt::format("training.micro_batch={}", l.micro_batch)};
+  if (l.tp > 1) s.push_back(fmt::format("parallel.overlap_tp={}", l.overlap_tp ? "true" : "false"));
   if (l.pp > 1) s.push_back(fmt::format("parallel.schedule={}", to_string(l.schedule)));
   if (l.schedule == Schedule::interleaved)
     s.push_back(fmt::format("parallel.virtual_stages={}", l.virtual_stages));
@@ -282,6 +284,10 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
             shards.push_back(s);
         }
         shards = or_all(space.shard, shards);
+        // TP communication behind the GEMMs (Transformer Engine's userbuffers, torchtitan's
+        // AsyncTP) or not: the stack may lack it, so both are tried (memory is the same).
+        const std::vector<int> overlaps =
+            or_all(space.overlap_tp, tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
         std::vector<int> placements = {0};
         if (pp > 1 && dp > 1) placements.push_back(1);
         placements = or_all(space.placement, placements);
@@ -295,25 +301,27 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
                   for (int mb : mbs)
                     for (Schedule sch : schedules)
                       for (int vs : sch == Schedule::interleaved ? interleavings : one)
-                        for (int place : placements) {
-                          Layout l;
-                          l.tp = tp;
-                          l.pp = pp;
-                          l.dp = dp;
-                          l.cp = cp;
-                          l.ep = ep;
-                          l.zero = zero;
-                          l.shard = shard;
-                          l.placement = place;
-                          l.sequence_parallel = sp != 0;
-                          l.recompute = rc;
-                          l.micro_batch = mb;
-                          l.schedule = sch;
-                          l.virtual_stages = vs;
-                          l.stage_layers = stages;
-                          l.order = static_cast<std::int64_t>(out.size());
-                          out.push_back(std::move(l));
-                        }
+                        for (int place : placements)
+                          for (int ovl : overlaps) {
+                            Layout l;
+                            l.tp = tp;
+                            l.pp = pp;
+                            l.dp = dp;
+                            l.cp = cp;
+                            l.ep = ep;
+                            l.zero = zero;
+                            l.shard = shard;
+                            l.placement = place;
+                            l.sequence_parallel = sp != 0;
+                            l.overlap_tp = ovl != 0;
+                            l.recompute = rc;
+                            l.micro_batch = mb;
+                            l.schedule = sch;
+                            l.virtual_stages = vs;
+                            l.stage_layers = stages;
+                            l.order = static_cast<std::int64_t>(out.size());
+                            out.push_back(std::move(l));
+                          }
             }
           }
       }

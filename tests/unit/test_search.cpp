@@ -362,3 +362,21 @@ nodes = 1024
     CHECK(l.schedule == Schedule::zb_h1);
   }
 }
+
+TEST_CASE("search tries TP communication behind the GEMMs, and --fix holds it", "[search]") {
+  // The default plan (70B, tp 8) spends a fifth of its step in exposed TP traffic: the best
+  // layout overlaps it (Transformer Engine's userbuffers); a stack without it fixes it off.
+  const auto on = test::run_cli({"search", "--top", "3", "--format", "json", "--no-progress"});
+  REQUIRE(on.code == 0);
+  const auto j = nlohmann::json::parse(on.out);
+  REQUIRE(!j["top"].empty());
+  CHECK(j["top"][0]["overlap_tp"] == true);
+  const auto off = test::run_cli(
+      {"search", "--top", "3", "--format", "json", "--no-progress", "--fix", "overlap_tp=false"});
+  REQUIRE(off.code == 0);
+  const auto k = nlohmann::json::parse(off.out);
+  for (const auto& l : k["top"]) CHECK(l["overlap_tp"] == false);
+  CHECK(k["top"][0]["step_s"].get<double>() > j["top"][0]["step_s"].get<double>());
+  // A value that is not true or false is a usage error.
+  CHECK(test::run_cli({"search", "--fix", "ovl=maybe"}).code == 2);
+}
