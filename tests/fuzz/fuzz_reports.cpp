@@ -101,8 +101,10 @@ void render_all(const config::LoadedPlan& loaded) {
   while (start < megatron.size()) {
     const std::size_t end = megatron.find('\n', start);
     const std::string line = megatron.substr(start, end - start);
+    // Comments, the launch line, its arguments, and the allocator's fixed environment line.
     if (!line.empty() && line[0] != '#' && line.rfind("torchrun ", 0) != 0 &&
-        line.rfind("  --", 0) != 0)
+        line.rfind("  --", 0) != 0 &&
+        line != "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
       fail("emitted Megatron-LM line outside a comment or an argument: " + line, megatron);
     if (end == std::string::npos) break;
     start = end + 1;
