@@ -309,25 +309,10 @@ TEST_CASE(
   // [7, 8 × 14, 7] (the first and last stage one layer short). 8 virtual stages split every
   // stage, the edge ones counting the embedding or the loss as a layer (Megatron-Core's
   // account_for_*_in_pipeline_split); the search used to stop at 4 and at stages that divide.
-  const PlanInput base = test::load_text(R"([model]
-preset = "llama-3.1-405b"
-[training]
-seq_len = 8192
-global_batch = 2048
-framework = "megatron"
-[parallel]
-tp = 8
-pp = 16
-dp = 64
-sequence_parallel = true
-zero = 3
-reshard_after_forward = false
-stage_layers = [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]
-[cluster]
-gpu = "h100-sxm5-80gb"
-nodes = 1024
-)")
-                             .input;
+  // The paper's layout as the time reference set holds it.
+  const PlanInput base =
+      config::load_plan_file(test::source_path("tests/reference/time/llama3-405b-8192gpu.toml"), {})
+          .input;
   SearchOptions o;
   o.top = 1000000;
   o.space.tp = {8};
