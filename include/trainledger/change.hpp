@@ -35,6 +35,8 @@ enum class Knob : std::uint8_t {
   overlap_dp,
   overlap_param_gather,
   expandable_segments,
+  cuda_graphs,
+  optimizer_impl,
 };
 // The plan-file key of a knob ("training.recompute").
 std::string_view key_of(Knob k);

@@ -64,6 +64,7 @@ enum class ItemId : std::uint8_t {
   time_bubble,
   time_optimizer,
   time_offload,
+  time_host,
   time_step,
   pipeline_bubble_fraction,
   throughput_tokens_per_s,

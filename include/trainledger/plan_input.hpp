@@ -23,6 +23,11 @@ enum class Offload { none, optimizer, optimizer_params };
 // How the loss is computed: PyTorch cross-entropy on an fp32 copy of the full logits, or a
 // chunked/fused linear + cross-entropy that never materializes them (Liger, torchtune).
 enum class Loss { standard, chunked, fused };
+// How the optimizer's step visits the parameter tensors (torch/optim/adamw.py): one Python
+// loop over the tensors with a few kernels each (foreach = False), multi-tensor foreach ops
+// (PyTorch's default on CUDA), or one fused multi-tensor kernel (fused = True, apex's and
+// Transformer Engine's FusedAdam, DeepSpeed's FusedAdam).
+enum class OptimizerImpl { foreach, for_loop, fused };
 enum class CheckpointFormat { sharded, gathered };
 // The training stack whose conventions a plan follows (docs/formulas.md#frameworks): generic
 // (the source documents' conventions), PyTorch (AMP, DDP, FSDP, torchtitan), Hugging Face
@@ -48,6 +53,7 @@ struct TrainingSpec {
   // MixedPrecisionPolicy.reduce_dtype, DeepSpeed's communication_data_type).
   DType reduce_dtype = DType::bf16;
   Optimizer optimizer = Optimizer::adamw;
+  OptimizerImpl optimizer_impl = OptimizerImpl::foreach;
   DType optimizer_dtype = DType::fp32;
   Recompute recompute = Recompute::none;
   double recompute_layers = 1.0;
@@ -74,6 +80,10 @@ struct TrainingSpec {
   // torch.compile: Inductor fuses element-wise chains into one kernel each and its min-cut
   // partitioner recomputes cheap pointwise results in backward instead of saving them.
   bool compile = false;
+  // The layers' forward and backward are captured as CUDA graphs and replayed (Megatron-LM
+  // --enable-cuda-graph / --external-cuda-graph, torch.compile mode="reduce-overhead"): one
+  // launch per captured layer instead of one host dispatch per kernel.
+  bool cuda_graphs = false;
   // PYTORCH_ALLOC_CONF=expandable_segments:True: the caching allocator grows segments in
   // place instead of allocating one per size it cannot fit (less reserved over allocated).
   bool expandable_segments = false;
@@ -175,10 +185,15 @@ struct ClusterSpec {
   double fused_attention_efficiency = 0;  // Transformer Engine's fused attention (megatron)
   double attention_efficiency = 0;        // the same in flash attention (executed FLOPs); 0: GEMMs'
   double memory_efficiency = 0.73;        // achieved share of HBM bandwidth, element-wise (fitted)
-  double host_memory = 0;                 // bytes per node; 0: not given
-  double pcie_bandwidth = 0;              // bytes/s between a GPU and host memory, each direction
-  double host_memory_bandwidth = 0;       // bytes/s of a node's DRAM, achievable
-  double host_process_memory = 0;         // bytes of host memory per rank for the runtime
+  // Host time per kernel (docs/formulas.md#host): an eager PyTorch op dispatched from Python
+  // (Python, autograd recording, the ATen dispatcher, cudaLaunchKernel), and a kernel launched
+  // without Python op dispatch (the autograd engine's backward nodes, compiled graphs).
+  double op_overhead = 20e-6;
+  double launch_overhead = 5e-6;
+  double host_memory = 0;            // bytes per node; 0: not given
+  double pcie_bandwidth = 0;         // bytes/s between a GPU and host memory, each direction
+  double host_memory_bandwidth = 0;  // bytes/s of a node's DRAM, achievable
+  double host_process_memory = 0;    // bytes of host memory per rank for the runtime
   int world_size() const { return nodes * gpus_per_node; }
 };
 
@@ -230,6 +245,7 @@ std::string_view to_string(NormKind n);
 std::string_view to_string(BiasKind b);
 std::string_view to_string(QkNorm q);
 std::string_view to_string(Loss l);
+std::string_view to_string(OptimizerImpl o);
 std::string_view to_string(CheckpointFormat f);
 std::string_view to_string(Framework f);
 
@@ -271,6 +287,9 @@ constexpr std::array<BiasKind, 4> all_values(BiasKind) {
 }
 constexpr std::array<QkNorm, 3> all_values(QkNorm) {
   return {QkNorm::none, QkNorm::head, QkNorm::full};
+}
+constexpr std::array<OptimizerImpl, 3> all_values(OptimizerImpl) {
+  return {OptimizerImpl::foreach, OptimizerImpl::for_loop, OptimizerImpl::fused};
 }
 constexpr std::array<Loss, 3> all_values(Loss) {
   return {Loss::standard, Loss::chunked, Loss::fused};

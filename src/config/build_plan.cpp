@@ -147,6 +147,7 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   // partitioner recomputes the product: both save the gate and up projections' outputs, not
   // the activation's output too.
   t.compile = in.boolean("training.compile");
+  t.cuda_graphs = in.boolean("training.cuda_graphs");
   t.expandable_segments = in.boolean("training.expandable_segments");
   t.use_cache = in.boolean("training.use_cache");
   t.keep_outputs = in.boolean("training.keep_outputs");
@@ -157,6 +158,17 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.fused_elementwise = t.framework == Framework::megatron || t.compile;
   t.optimizer = from_string(in.text("training.optimizer"), Optimizer::adamw);
   t.optimizer_dtype = from_string(in.text("training.optimizer_dtype"), DType::fp32);
+  if (given(r, "training.optimizer_impl")) {
+    t.optimizer_impl = from_string(in.text("training.optimizer_impl"), OptimizerImpl::foreach);
+  } else {
+    // Megatron-Core steps with Transformer Engine's or apex's FusedAdam
+    // (megatron/core/optimizer/__init__.py), DeepSpeed with its FusedAdam (ops/adam/fused_adam.py);
+    // torch.optim picks foreach on CUDA when neither is asked (optimizer.py,
+    // _default_to_fused_or_foreach).
+    const bool fused = t.framework == Framework::megatron || t.framework == Framework::deepspeed;
+    t.optimizer_impl = fused ? OptimizerImpl::fused : OptimizerImpl::foreach;
+    record_text(r, "training.optimizer_impl", std::string(to_string(t.optimizer_impl)));
+  }
   t.recompute = from_string(in.text("training.recompute"), Recompute::none);
   t.recompute_layers = in.number("training.recompute_layers");
   t.attention = from_string(in.text("training.attention"), Attention::flash);
@@ -339,6 +351,8 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.attention_efficiency = in.number("cluster.attention_efficiency", 0);
   c.fused_attention_efficiency = in.number("cluster.fused_attention_efficiency", 0);
   c.memory_efficiency = in.number("cluster.memory_efficiency");
+  c.op_overhead = in.number("cluster.op_overhead");
+  c.launch_overhead = in.number("cluster.launch_overhead");
   c.host_memory = in.number("cluster.host_memory", 0);
   c.pcie_bandwidth = in.number("cluster.pcie_bandwidth");
   c.host_memory_bandwidth = in.number("cluster.host_memory_bandwidth");

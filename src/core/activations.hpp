@@ -93,6 +93,15 @@ struct Traffic {
   double backward = 0;
 };
 Traffic layer_traffic(const PlanInput& in);
+// Kernels one layer launches per micro-batch on one GPU, forward and backward, op by op as
+// layer_traffic counts their bytes (src/core/traffic.cpp): what the host dispatches.
+struct Kernels {
+  double forward = 0;
+  double backward = 0;
+};
+Kernels layer_kernels(const PlanInput& in);
+// Parameter tensors of one layer on one GPU (the optimizer's per-tensor work).
+double layer_param_tensors(const PlanInput& in);
 // Hugging Face Trainer's mixed precision: autocast runs softmax and norms in fp32.
 bool autocast(const PlanInput& in);
 // Rotary position embeddings: no learned table and no ALiBi (BLOOM's, marked by its

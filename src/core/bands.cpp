@@ -115,8 +115,9 @@ void apply_bands(PlanResult& plan, double confidence) {
   const LineItem* step = find_item(plan.time, ItemId::time_step);
   if (!step || !(step->value > 0)) return;
   double measured_time = 0;
-  for (ItemId id : {ItemId::time_compute, ItemId::time_recompute, ItemId::time_comm_exposed,
-                    ItemId::time_bubble, ItemId::time_optimizer, ItemId::time_offload}) {
+  for (ItemId id :
+       {ItemId::time_compute, ItemId::time_recompute, ItemId::time_comm_exposed,
+        ItemId::time_bubble, ItemId::time_optimizer, ItemId::time_offload, ItemId::time_host}) {
     const LineItem* i = find_item(plan.time, id);
     if (i && i->kind == Kind::measured) measured_time += i->value;
   }

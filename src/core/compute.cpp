@@ -273,6 +273,43 @@ StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
   // The recomputed GEMMs move the forward's operand bytes in the share of its FLOPs they repeat.
   if (lf.matmul > 0)
     s.recompute_gemm_bytes = lf.gemm_forward_bytes * s.recompute_gemm / (lf.matmul + adapters);
+  // Host dispatch: every kernel of the forward is an op dispatched from Python in eager
+  // PyTorch (compiled code launches its kernels directly), every backward kernel a node of the
+  // autograd engine; captured CUDA graphs replay a layer's pass with one launch.
+  {
+    const ClusterSpec& c = in.cluster;
+    const TrainingSpec& t = in.training;
+    if (t.cuda_graphs) {
+      s.host_s = (2.0 * layers + ckpt) * c.launch_overhead;
+    } else {
+      const Kernels k = layer_kernels(in);
+      const double fwd = t.compile ? c.launch_overhead : c.op_overhead;
+      double recomputed = 0;  // kernels of one layer's recomputed forward
+      switch (t.recompute) {
+        case Recompute::none:
+          break;
+        case Recompute::selective:
+          if (t.attention == Attention::eager) recomputed = 5;
+          break;
+        case Recompute::op:
+          recomputed = 3;  // the saved-list policy's GEMMs (k, o, up or fc2)
+          break;
+        case Recompute::full:
+          recomputed = k.forward;
+          break;
+      }
+      s.host_s =
+          layers * (k.forward * fwd + k.backward * c.launch_overhead) + ckpt * recomputed * fwd;
+      if (last) {
+        // The final norm, the LM head's GEMMs and the loss (a cast, log-softmax and NLL; one
+        // kernel fused), per head.
+        const double norm_f = t.fused_elementwise || m.norm != NormKind::rmsnorm ? 1 : 8;
+        const double loss_k = t.loss == Loss::standard ? 3 : 1;
+        s.host_s += heads * ((norm_f + 1 + loss_k) * fwd +
+                             (norm_f + (frozen ? 1 : 2) + loss_k) * c.launch_overhead);
+      }
+    }
+  }
   s.attention += s.recompute_core;
   if (flash) {
     // Full recompute repeats the flash kernel's forward: half of it executes, at its rate.

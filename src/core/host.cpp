@@ -1,4 +1,4 @@
-// Host memory per node (docs/formulas.md#host): offloaded state, checkpoint staging,
+// Host memory per node (docs/formulas.md#dispatch): offloaded state, checkpoint staging,
 // data-loader workers and the training processes themselves.
 #include "memory.hpp"
 #include "state.hpp"

@@ -64,6 +64,7 @@ constexpr std::array<ItemInfo, k_item_count> k_items = {{
     step_part(ItemId::time_bubble, "time.bubble"),
     step_part(ItemId::time_optimizer, "time.optimizer"),
     step_part(ItemId::time_offload, "time.offload"),
+    step_part(ItemId::time_host, "time.host"),
     plain(ItemId::time_step, "time.step", Role::time),
     plain(ItemId::pipeline_bubble_fraction, "pipeline.bubble_fraction", Role::time),
     plain(ItemId::throughput_tokens_per_s, "throughput.tokens_per_s", Role::time),

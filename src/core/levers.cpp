@@ -43,6 +43,12 @@ std::vector<Change> lever_candidates(const PlanInput& in, const Derived& d) {
   if (p.dp > 1 && !p.overlap_dp) c.push_back(Change().set(in, Knob::overlap_dp, 1));
   if ((p.zero == 1 || p.zero == 2) && p.dp > 1 && !p.overlap_param_gather)
     c.push_back(Change().set(in, Knob::overlap_param_gather, 1));
+  // A step that waits for the host (docs/formulas.md#dispatch): CUDA graphs replay the layers
+  // with one launch each, a fused optimizer steps every tensor in one multi-tensor kernel.
+  if (!t.cuda_graphs) c.push_back(Change().set(in, Knob::cuda_graphs, 1));
+  if (t.optimizer_impl != OptimizerImpl::fused)
+    c.push_back(
+        Change().set(in, Knob::optimizer_impl, static_cast<std::int64_t>(OptimizerImpl::fused)));
   return c;
 }
 

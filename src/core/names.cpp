@@ -164,6 +164,18 @@ std::string_view to_string(Loss l) {
   return "?";
 }
 
+std::string_view to_string(OptimizerImpl o) {
+  switch (o) {
+    case OptimizerImpl::foreach:
+      return "foreach";
+    case OptimizerImpl::for_loop:
+      return "for-loop";
+    case OptimizerImpl::fused:
+      return "fused";
+  }
+  return "?";
+}
+
 std::string_view to_string(Framework f) {
   switch (f) {
     case Framework::generic:

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "activations.hpp"
 #include "stage_params.hpp"
 #include "state.hpp"
 #include "timing.hpp"
@@ -36,6 +37,12 @@ constexpr const char* k_src_offload =
     "cluster.host_memory_bandwidth), and the updated 16-bit parameters return over PCIe; with "
     "the parameters offloaded too (ZeRO-Infinity) each micro-batch fetches the stage's "
     "parameters in forward and in backward, layer by layer behind the compute";
+constexpr const char* k_src_host =
+    "the host dispatches every kernel (eager PyTorch: cluster.op_overhead per forward op from "
+    "Python, cluster.launch_overhead per backward kernel of the autograd engine or compiled "
+    "kernel; one launch per layer and pass under CUDA graphs) and runs ahead of the GPU; a "
+    "micro-batch whose kernels take less GPU time than their dispatch waits the difference "
+    "(docs/formulas.md#dispatch)";
 constexpr const char* k_src_mfu =
     "Chowdhery et al. 2022 (PaLM) App. B: MFU counts the model's FLOPs without recomputation; "
     "HFU counts the FLOPs executed";
@@ -240,15 +247,46 @@ Kind comm_kind(const PlanInput& in, const CommResults& comm) {
   return Kind::assumed;
 }
 
-// The optimizer step streams the state it updates through HBM.
+// Host time of the optimizer step's loop over the GPU's parameter tensors
+// (docs/formulas.md#dispatch): torch.optim's for-loop dispatches a few ops per tensor from Python
+// (adamw.py _single_tensor_adamw: the weight decay, lerp, mul and addcmul, sqrt, div and
+// add, addcdiv); foreach ops launch one kernel per chunk of tensors
+// (aten/src/ATen/native/cuda/MultiTensorApply.cuh: at most 48 tensors of depth 3 or 320
+// blocks of 65,536 elements per launch), a fused optimizer one such kernel in all.
+double optimizer_host_s(const PlanInput& in, double tensors, double elements) {
+  const ClusterSpec& c = in.cluster;
+  double ops = 8;
+  if (in.training.optimizer == Optimizer::sgd) ops = 2;
+  if (in.training.optimizer == Optimizer::sgd_momentum) ops = 3;
+  const double chunks = std::ceil(tensors / 48) + std::ceil(elements / (320.0 * 65536));
+  switch (in.training.optimizer_impl) {
+    case OptimizerImpl::for_loop:
+      return tensors * ops * c.op_overhead;
+    case OptimizerImpl::foreach:
+      return ops * (c.op_overhead + chunks * c.launch_overhead);
+    case OptimizerImpl::fused:
+      return c.op_overhead + chunks * c.launch_overhead;
+  }
+  return 0;
+}
+
+// The optimizer step streams the state it updates through HBM; when the host dispatches its
+// kernels more slowly, the step waits for the host.
 template <typename V>
-V optimizer_time(const PlanInput& in, const Items<V>& worst_items) {
+V optimizer_time(const PlanInput& in, const Items<V>& worst_items, double tensors) {
   double state_bytes = 0;
   for (const auto& i : worst_items)
     if (info(i.item).optimizer_io) state_bytes += i.value;
   if (in.cluster.gpu.memory_bandwidth <= 0)
     return V::term("optimizer_s", 0, "s (no memory_bandwidth given)");
-  return V::constant(2) * V::term("state_bytes", state_bytes, "B of state") / hbm_rate<V>(in);
+  const V stream =
+      V::constant(2) * V::term("state_bytes", state_bytes, "B of state") / hbm_rate<V>(in);
+  const double m_bytes = value_of(worst_items, ItemId::optimizer_m);
+  const double elements = m_bytes / dtype_bytes(in.training.optimizer_dtype);
+  const double host = optimizer_host_s(in, tensors, elements);
+  if (!(host > stream.value())) return stream;
+  return stream + V::term("optimizer_host_s", host - stream.value(),
+                          "s the optimizer's kernels wait for the host's loop");
 }
 
 // Host offload: the host optimizer step and the PCIe transfers compute does not hide.
@@ -430,14 +468,28 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
                     V::term("dp_s", ex.dp_s, "s DP");
   out.push_back(make(ItemId::time_comm_exposed, "communication not hidden by compute",
                      Unit::seconds, exposed, k_src_overlap, comm_kind(in, comm)));
-  // One micro-batch's time on the slowest stage, with its exposed TP/EP/CP traffic.
+  // The host runs ahead of the GPU while the GPU's kernels take longer than their dispatch;
+  // when a micro-batch's kernels take less, the GPU waits for the host the difference.
+  const double gpu_mb = pc.slow_s + (ex.tp_s + ex.ep_s + ex.cp_s) / m;
+  const double host_wait = std::max(0.0, f.host_s - gpu_mb);
+  const V host =
+      mb * V::term("host_wait_s", host_wait, "s per micro-batch the GPU waits for kernel dispatch");
+  out.push_back(make(ItemId::time_host, "host dispatch the GPU waits for", Unit::seconds, host,
+                     k_src_host, Kind::assumed));
+  // One micro-batch's time on the slowest stage, with its exposed TP/EP/CP traffic and host
+  // wait.
   const V per_mb = V::term("micro_batch_s", pc.slow_s, "s per micro-batch") +
                    V::term("per_micro_batch_comm", (ex.tp_s + ex.ep_s + ex.cp_s) / m,
-                           "s exposed per micro-batch");
+                           "s exposed per micro-batch") +
+                   V::term("host_wait_s", host_wait, "s host wait per micro-batch");
   const V bubble =
       pp > 1 ? bubble_periods<V>(in) * per_mb : V::term("bubble_s", 0, "s (no pipeline)");
   out.push_back(make(ItemId::time_bubble, "pipeline bubble", Unit::seconds, bubble, k_src_bubble));
-  const V optimizer = optimizer_time<V>(in, worst_items);
+  // The stage's parameter tensors: its layers', the embedding on the first and the final norm
+  // and the head on the last.
+  const double tensors =
+      *std::max_element(stage_layers.begin(), stage_layers.end()) * layer_param_tensors(in) + 3;
+  const V optimizer = optimizer_time<V>(in, worst_items, tensors);
   out.push_back(make(ItemId::time_optimizer, "optimizer step", Unit::seconds, optimizer,
                      k_src_optimizer, Kind::estimated));
   const V offload = offload_time<V>(in, d, offloaded, stage_layers[pc.slow], pc.forward_s,
@@ -449,6 +501,7 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   V step = V::term("compute_s", compute.value(), "s compute") +
            V::term("recompute_s", recompute.value(), "s recompute") +
            V::term("exposed_s", exposed.value(), "s exposed communication") +
+           V::term("host_s", host.value(), "s waiting for the host") +
            V::term("bubble_s", bubble.value(), "s bubble") +
            V::term("optimizer_s", optimizer.value(), "s optimizer");
   if (offloading) step = step + V::term("offload_s", offload.value(), "s host offload");

@@ -141,4 +141,118 @@ Traffic layer_traffic(const PlanInput& in) {
   return l.traffic();
 }
 
+// Kernels per layer, op by op as layer_traffic above (docs/formulas.md#dispatch). A GEMM is one
+// kernel forward and two backward (input and weight gradients; one for a frozen weight).
+// Eager PyTorch runs every op of a chain as its own kernel; Transformer Engine and
+// torch.compile one kernel per fused chain, with q, k and v in one GEMM under Transformer
+// Engine (te.LayerNormLinear) and the gate and up projections in one (fc1).
+Kernels layer_kernels(const PlanInput& in) {
+  const ModelSpec& m = in.model;
+  Kernels k;
+  if (m.count_only) return k;
+  const TrainingSpec& t = in.training;
+  const bool fused = t.fused_elementwise;
+  const bool te = t.framework == Framework::megatron;
+  const bool frozen = t.finetune != Finetune::full;
+  const double gemm_bwd = frozen ? 1.0 : 2.0;
+  auto gemms = [&](double n) {
+    k.forward += n;
+    k.backward += gemm_bwd * n;
+  };
+  auto ops = [&](double fwd, double bwd) {
+    k.forward += fwd;
+    k.backward += bwd;
+  };
+  const bool dropout = t.dropout > 0;
+  // Norms: RMSNorm written in PyTorch is x.float(), pow, mean, + eps, rsqrt, mul, type_as,
+  // * weight (eight kernels; ten in backward); PyTorch's native layer_norm one each way (and
+  // autocast's casts); fused one each way.
+  double norm_f = 1, norm_b = 1;
+  if (!fused) {
+    if (m.norm == NormKind::rmsnorm) {
+      norm_f = 8;
+      norm_b = 10;
+    } else if (autocast(in)) {
+      norm_f = 3;
+      norm_b = 3;
+    } else {
+      norm_b = 2;
+    }
+  }
+  if (m.norm != NormKind::none) ops(m.norms_per_layer * norm_f, m.norms_per_layer * norm_b);
+  if (m.qk_norm != QkNorm::none) ops(2 * norm_f, 2 * norm_b);
+  // Two residual adds (a fused bias-dropout-add each under Transformer Engine), their
+  // gradients summed where the stream forks; dropout as its own kernel in eager PyTorch.
+  ops(2, 2);
+  if (dropout && !fused) ops(2, 2);
+  // Attention's projections.
+  if (is_mla(m)) {
+    gemms(m.q_lora_rank > 0 ? 5 : 4);
+    if (!fused)
+      ops(m.q_lora_rank > 0 ? 2 * norm_f : norm_f, m.q_lora_rank > 0 ? 2 * norm_b : norm_b);
+  } else {
+    gemms(te ? 2 : 4);  // q, k, v, o (qkv and o)
+  }
+  // Rotary embeddings on q and k: x·cos + rotate_half(x)·sin, five kernels each eager.
+  if (rotary(m)) ops(fused ? 2 : 10, fused ? 2 : 10);
+  if (t.attention == Attention::eager) {
+    // Q·Kᵀ, scale, mask, softmax (dropout), P·V; fused: the two batched GEMMs and one
+    // scaled-masked softmax.
+    ops(fused ? 3 : 5 + (dropout ? 1 : 0), fused ? 5 : 6 + (dropout ? 1 : 0));
+  } else {
+    // FlashAttention's forward kernel; its backward's pre-processing, main and dq-conversion
+    // kernels; eager PyTorch copies the output back to (tokens, heads × d).
+    ops(1, 3);
+    if (!fused) ops(1, 1);
+  }
+  // The MLP.
+  const bool gated = is_gated(m.ffn_act);
+  auto mlp = [&](double count) {
+    gemms(count * (gated ? (te ? 2 : 3) : 2));
+    if (gated && !fused)
+      ops(2 * count, 3 * count);  // act(gate), · up
+    else
+      ops(count, count);
+  };
+  if (is_moe(m)) {
+    // Router GEMM, softmax and top-k; the tokens' permutation to the experts and back. Eager
+    // model code (Hugging Face's Mixtral, Qwen-MoE) loops over the rank's experts, selecting
+    // and scattering each one's tokens; Megatron-Core's grouped GEMM runs them as one.
+    gemms(1);
+    ops(3, 3);
+    const double local = std::max(1.0, static_cast<double>(m.experts) / in.parallel.ep);
+    if (te || t.compile) {
+      ops(4, 4);
+      mlp(1);
+    } else {
+      ops(3 * local, 3 * local);
+      mlp(local);
+    }
+    if (m.shared_experts > 0) mlp(1);
+  } else {
+    mlp(1);
+  }
+  return k;
+}
+
+double layer_param_tensors(const PlanInput& in) {
+  const ModelSpec& m = in.model;
+  if (m.count_only) return 0;
+  const double mats = is_gated(m.ffn_act) ? 3.0 : 2.0;
+  double n = is_mla(m) ? (m.q_lora_rank > 0 ? 5.0 : 4.0) + 2.0 : 4.0;
+  if (m.bias == BiasKind::qkv) n += 3;
+  if (m.bias == BiasKind::mlp) n += mats;
+  if (m.bias == BiasKind::all) n += 4 + mats;
+  if (m.norm != NormKind::none)
+    n += m.norms_per_layer * (m.norm == NormKind::layernorm ? 2.0 : 1.0);
+  if (m.qk_norm != QkNorm::none) n += 2;
+  if (is_moe(m)) {
+    const double local = std::max(1.0, static_cast<double>(m.experts) / in.parallel.ep);
+    n += 1 + mats * local + (m.shared_experts > 0 ? mats : 0.0);
+  } else {
+    n += mats;
+  }
+  return n;
+}
+
 }  // namespace trainledger

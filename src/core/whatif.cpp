@@ -70,6 +70,10 @@ std::string_view key_of(Knob k) {
       return "parallel.overlap_param_gather";
     case Knob::expandable_segments:
       return "training.expandable_segments";
+    case Knob::cuda_graphs:
+      return "training.cuda_graphs";
+    case Knob::optimizer_impl:
+      return "training.optimizer_impl";
   }
   return "?";
 }
@@ -90,6 +94,9 @@ std::string knob_text(Knob k, std::int64_t v) {
       return enum_text<Offload>(v);
     case Knob::grad_sync:
       return enum_text<GradSync>(v);
+    case Knob::optimizer_impl:
+      return enum_text<OptimizerImpl>(v);
+    case Knob::cuda_graphs:
     case Knob::sequence_parallel:
     case Knob::gradient_as_bucket_view:
     case Knob::overlap_tp:
@@ -160,6 +167,10 @@ std::int64_t knob_value(const PlanInput& in, Knob k) {
       return p.overlap_param_gather ? 1 : 0;
     case Knob::expandable_segments:
       return t.expandable_segments ? 1 : 0;
+    case Knob::cuda_graphs:
+      return t.cuda_graphs ? 1 : 0;
+    case Knob::optimizer_impl:
+      return as_int(t.optimizer_impl);
   }
   return 0;
 }
@@ -238,6 +249,12 @@ PlanInput apply(const PlanInput& in, const Change& c) {
         break;
       case Knob::expandable_segments:
         t.expandable_segments = v != 0;
+        break;
+      case Knob::cuda_graphs:
+        t.cuda_graphs = v != 0;
+        break;
+      case Knob::optimizer_impl:
+        t.optimizer_impl = static_cast<OptimizerImpl>(v);
         break;
     }
     out.provenance.set(key_of(e.knob), Source::change);

@@ -146,11 +146,13 @@ json training_json(const PlanInput& in) {
   j["grad_dtype"] = std::string(to_string(t.grad_dtype));
   j["reduce_dtype"] = std::string(to_string(t.reduce_dtype));
   j["compile"] = t.compile;
+  j["cuda_graphs"] = t.cuda_graphs;
   j["expandable_segments"] = t.expandable_segments;
   j["use_cache"] = t.use_cache;
   j["keep_outputs"] = t.keep_outputs;
   j["optimizer"] = std::string(to_string(t.optimizer));
   j["optimizer_dtype"] = std::string(to_string(t.optimizer_dtype));
+  j["optimizer_impl"] = std::string(to_string(t.optimizer_impl));
   j["recompute"] = std::string(to_string(t.recompute));
   j["recompute_layers"] = t.recompute_layers;
   j["attention"] = std::string(to_string(t.attention));
@@ -235,6 +237,8 @@ json cluster_json(const ClusterSpec& c) {
   j["matmul_efficiency"] = c.matmul_efficiency;
   if (c.attention_efficiency > 0) j["attention_efficiency"] = c.attention_efficiency;
   j["memory_efficiency"] = c.memory_efficiency;
+  j["op_overhead"] = c.op_overhead;
+  j["launch_overhead"] = c.launch_overhead;
   j["fragmentation"] = c.fragmentation;
   j["fused_attention_efficiency"] = c.fused_attention_efficiency;
   j["host_memory"] = c.host_memory > 0 ? number(c.host_memory, Unit::bytes) : json(nullptr);

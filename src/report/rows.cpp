@@ -127,7 +127,7 @@ std::vector<TimeRow> time_rows(const PlanResult& plan) {
   const LineItem* step = find_item(plan.time, ItemId::time_step);
   if (!step) return rows;
   for (ItemId id :
-       {ItemId::time_compute, ItemId::time_recompute, ItemId::time_comm_exposed,
+       {ItemId::time_compute, ItemId::time_recompute, ItemId::time_comm_exposed, ItemId::time_host,
         ItemId::time_bubble, ItemId::time_optimizer, ItemId::time_offload, ItemId::time_step}) {
     const LineItem* i = find_item(plan.time, id);
     if (!i) continue;

@@ -366,3 +366,71 @@ TEST_CASE("the invariant checker sees the step's parts and the exposed traffic",
   REQUIRE(found.size() == 1);
   CHECK(found[0].find("exposed communication") != std::string::npos);
 }
+
+// Host dispatch (docs/formulas.md#dispatch): the kernels a layer launches, and the GPU waiting
+// for them when they are shorter than their dispatch.
+TEST_CASE("host dispatch: kernels per layer and the GPU waiting for the host", "[time][host]") {
+  const std::string one = R"(
+[model]
+preset = "llama-3.2-1b"
+[training]
+framework = "hf"
+seq_len = 256
+micro_batch = 1
+global_batch = 8
+[cluster]
+gpu = "h100-sxm5-80gb"
+gpus_per_node = 1
+)";
+  // Hugging Face's Llama layer, eager: two RMSNorms of 8 kernels (10 backward), q/k/v/o,
+  // RoPE 5 per tensor, flash attention and the output copy, gate/up/down, SiLU and the
+  // product, two residual adds: 39 forward; backward 2 per GEMM, 3 for flash attention.
+  const Kernels eager = layer_kernels(test::load_text(one).input);
+  CHECK(eager.forward == 39);
+  CHECK(eager.backward == 53);
+  // Transformer Engine: qkv and fc1 as one GEMM each, every chain one kernel.
+  const Kernels te = layer_kernels(test::load_text(one, {"training.framework=\"megatron\""}).input);
+  CHECK(te.forward == 2 + 2 + 2 + 2 + 2 + 1 + 1);
+  CHECK(te.forward < eager.forward / 3);
+
+  auto value = [](const PlanResult& p, ItemId id) {
+    const LineItem* i = find_item(p.time, id);
+    REQUIRE(i);
+    return i->value;
+  };
+  // 256 tokens per micro-batch on an H100: the host is slower than the GPU's kernels.
+  const PlanResult small = test::plan_text(one);
+  const double wait = value(small, ItemId::time_host);
+  CHECK(wait > 0.2 * value(small, ItemId::time_step));
+  // Its size: 8 micro-batches × (dispatch − GPU time), dispatch = 16 layers × (39 × 20 µs +
+  // 53 × 5 µs) plus the head's norm, GEMM and loss.
+  const double dispatch = 16 * (39 * 20e-6 + 53 * 5e-6) + (8 + 1 + 3) * 20e-6 + (8 + 2 + 3) * 5e-6;
+  const double gpu = value(small, ItemId::time_compute) / 8;
+  CHECK(wait == Approx(8 * (dispatch - gpu)).epsilon(1e-6));
+  // 2,048 tokens: the kernels outlast their dispatch.
+  CHECK(value(test::plan_text(one, {"training.seq_len=2048"}), ItemId::time_host) == 0);
+  // CUDA graphs replay a layer with one launch; torch.compile's kernels are fewer and cheaper.
+  CHECK(value(test::plan_text(one, {"training.cuda_graphs=true"}), ItemId::time_host) == 0);
+  CHECK(value(test::plan_text(one, {"training.compile=true"}), ItemId::time_host) < wait / 4);
+  // A slower host waits longer; a free one not at all.
+  CHECK(value(test::plan_text(one, {"cluster.op_overhead=\"40 us\""}), ItemId::time_host) >
+        wait * 1.5);
+  CHECK(value(test::plan_text(one,
+                              {"cluster.op_overhead=\"0 us\"", "cluster.launch_overhead=\"0 us\""}),
+              ItemId::time_host) == 0);
+
+  // The optimizer's loop: 8 ops per tensor from Python (16 layers of 9 tensors + 3) against
+  // foreach's 8 ops over 4 chunks of tensors and elements, hidden under the step's HBM
+  // streaming (18 ms for the 1.2 B parameters' state on one GPU).
+  const PlanResult loop = test::plan_text(one, {"training.optimizer_impl=\"for-loop\""});
+  const PlanResult foreach = test::plan_text(one);
+  CHECK(value(loop, ItemId::time_optimizer) == Approx(147 * 8 * 20e-6).epsilon(1e-6));
+  CHECK(value(loop, ItemId::time_optimizer) > 1.25 * value(foreach, ItemId::time_optimizer));
+  CHECK(value(foreach, ItemId::time_optimizer) ==
+        Approx(value(test::plan_text(one, {"training.optimizer_impl=\"fused\""}),
+                     ItemId::time_optimizer)));
+  // Megatron-LM and DeepSpeed step with FusedAdam.
+  CHECK(test::load_text(one, {"training.framework=\"megatron\""}).input.training.optimizer_impl ==
+        OptimizerImpl::fused);
+  CHECK(foreach.input.training.optimizer_impl == OptimizerImpl::foreach);
+}

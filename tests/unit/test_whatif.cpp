@@ -131,3 +131,31 @@ TEST_CASE("the loader records where each input came from", "[whatif][provenance]
   CHECK(in.provenance.of("cluster.fragmentation") == Source::derived);
   CHECK(in.cluster.fragmentation == 0.3);
 }
+
+TEST_CASE("a step that waits for the host has CUDA graphs among its levers", "[whatif][host]") {
+  const std::string small = R"(
+[model]
+preset = "llama-3.2-1b"
+[training]
+framework = "hf"
+seq_len = 256
+micro_batch = 1
+global_batch = 8
+[cluster]
+gpu = "h100-sxm5-80gb"
+gpus_per_node = 1
+)";
+  const PlanResult plan = test::plan_text(small);
+  REQUIRE(value_of(plan.time, ItemId::time_host) > 0);
+  bool graphs = false;
+  for (const Lever& l : find_levers(plan))
+    if (report::change_text(l.change) == "cuda_graphs = true") {
+      graphs = true;
+      // The layers' dispatch is one launch each: the host wait goes, the compute stays.
+      CHECK(l.throughput_after > 1.5 * l.throughput_before);
+    }
+  CHECK(graphs);
+  // A GPU-bound plan is not offered it.
+  for (const Lever& l : find_levers(test::plan_text(small, {"training.seq_len=4096"})))
+    CHECK(report::change_text(l.change) != "cuda_graphs = true");
+}
