@@ -99,6 +99,11 @@ std::string host_remedy(const PlanResult& plan, ItemId id);
 // express is named in comments. `title` names the plan.
 std::string emit_config(const PlanInput& in, const std::string& stack, const std::string& title);
 
+// `calibrate replica`: a self-contained PyTorch script that runs the plan's model at full width
+// and `layers` depths on one GPU (docs/calibration.md#replica), and the default depths.
+std::vector<int> replica_layers(const PlanInput& in);
+std::string replica_script(const PlanInput& in, const std::vector<int>& layers);
+
 // Text for XML and HTML (SVG, JUnit): & < > " ' escaped.
 std::string xml_escape(const std::string& text);
 

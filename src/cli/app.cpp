@@ -341,8 +341,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CLI::App* calibrate_import = nullptr;
   CLI::App* calibrate_compare = nullptr;
   CLI::App* calibrate_probe = nullptr;
+  CLI::App* calibrate_replica = nullptr;
   add_calibrate_command(app, calibrate_options, calibrate_import, calibrate_compare,
-                        calibrate_probe);
+                        calibrate_probe, calibrate_replica);
   std::string completion_shell;
   CLI::App* completion = add_completion_command(app, completion_shell);
   CLI::App* man = add_man_command(app);
@@ -374,7 +375,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     // Every command that writes a file (-o) refuses, before any work, a target that exists and
     // is not a regular file: a device node, a FIFO, a directory or a symbolic link is never
     // replaced (run as root, a rename would replace /dev/... with a regular file).
-    if ((calibrate_import && *calibrate_import) || (calibrate_probe && *calibrate_probe)) {
+    if ((calibrate_import && *calibrate_import) || (calibrate_probe && *calibrate_probe) ||
+        (calibrate_replica && *calibrate_replica)) {
       const std::string& target = calibrate_options.output;
       if (!target.empty() && target != "-")
         if (const std::string why = config::unwritable_reason(target); !why.empty())
@@ -398,6 +400,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       return run_calibrate_compare(calibrate_options, out, err);
     if (calibrate_probe && *calibrate_probe)
       return run_calibrate_probe(calibrate_options, out, err);
+    if (calibrate_replica && *calibrate_replica)
+      return run_calibrate_replica(calibrate_options, out, err);
   } catch (const config::ConfigError& e) {
     for (const config::Diagnostic& d : e.diagnostics()) err << d.to_string() << "\n";
     return k_exit_invalid;

@@ -159,9 +159,14 @@ struct CalibrateOptions {
   double startup_timeout = 30;  // probe::k_default_startup_timeout_s
   std::vector<std::string> probe_collectives;
   bool no_progress = false;
+  std::vector<int> replica_layers;   // calibrate replica: empty: replica_layers(plan)
+  std::vector<std::string> replica;  // calibrate compare --replica: the script's results
 };
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import,
-                                CLI::App*& compare, CLI::App*& probe);
+                                CLI::App*& compare, CLI::App*& probe, CLI::App*& replica);
+int run_calibrate_replica(const CalibrateOptions& o, std::ostream& out, std::ostream& err);
+// calibrate compare --replica (src/cli/cmd_replica.cpp).
+int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded, std::ostream& out);
 int run_calibrate_probe(const CalibrateOptions& o, std::ostream& out, std::ostream& err);
 int run_calibrate_import(const CalibrateOptions& o, std::ostream& out, std::ostream& err);
 int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ostream& err);

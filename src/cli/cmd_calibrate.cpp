@@ -82,7 +82,7 @@ void print_summary(std::ostream& out, const std::string& path, const calibrate::
 }
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& import,
-                                CLI::App*& compare, CLI::App*& probe) {
+                                CLI::App*& compare, CLI::App*& probe, CLI::App*& replica) {
   CLI::App* sub =
       app.add_subcommand("calibrate",
                          "Measured numbers in place of assumed ones: probe the GPUs and links, or "
@@ -124,14 +124,33 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
       "Estimate against measurement: torch.cuda.memory_stats() dumps (one per rank) and the "
       "measured step time, per stage, with the error and the likely cause of a gap");
   add_plan_options(*compare, o.plan);
-  compare
-      ->add_option("--memory-stats", o.memory_stats,
-                   "JSON dumps of torch.cuda.memory_stats(), one per rank (docs/calibration.md)")
-      ->required();
+  compare->add_option(
+      "--memory-stats", o.memory_stats,
+      "JSON dumps of torch.cuda.memory_stats(), one per rank (docs/calibration.md)");
+  compare->add_option("--replica", o.replica,
+                      "results of the calibrate replica script (its --out): measured peaks and "
+                      "times per depth against the plan's replica, their fixed and per-layer "
+                      "parts (docs/calibration.md#replica)");
   compare->add_option("--step-time", o.step_time, "measured seconds per optimizer step")
       ->check(CLI::PositiveNumber);
   compare->add_option("--format", o.plan.format, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
+  replica = sub->add_subcommand(
+      "replica",
+      "Write a PyTorch script that runs the plan's model at full width and 2-3 layers on one "
+      "GPU (random weights, the plan's precision, attention, recompute, loss, optimizer and "
+      "micro-batch) and writes peak memory per phase, memory_stats() and times "
+      "(docs/calibration.md#replica)");
+  add_plan_options(*replica, o.plan);
+  replica->add_option("-o,--output", o.output,
+                      "write the script here (atomically); default: print it");
+  replica
+      ->add_option("--layers", o.replica_layers,
+                   "the depths to run, comma-separated (default: 2,3; past a MoE model's dense "
+                   "first layers)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(CLI::Range(1, 1024));
   probe = sub->add_subcommand(
       "probe",
       "Measure the cluster: run one process per GPU under mpirun, srun or torchrun "
@@ -432,8 +451,42 @@ std::string suspect(const StageMemory& st) {
 
 }  // namespace
 
-int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ostream& /*err*/) {
+int run_calibrate_replica(const CalibrateOptions& o, std::ostream& out, std::ostream& /*err*/) {
   const config::LoadedPlan loaded = load(o.plan);
+  const PlanInput& in = loaded.input;
+  if (in.model.count_only)
+    throw config::ConfigError({config::Diagnostic{
+        config::Origin{loaded.source, 0, 0, "model"},
+        "a count-only model has no architecture to replicate: give its layers, hidden size "
+        "and heads (or a preset or config.json)"}});
+  std::vector<int> layers =
+      o.replica_layers.empty() ? report::replica_layers(in) : o.replica_layers;
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  if (layers.size() < 2)
+    throw config::ConfigError({config::Diagnostic{
+        config::Origin{"--layers", 0, 0, "option"},
+        "give at least two different depths: the fixed part and the per-layer part are "
+        "fitted from their difference"}});
+  const std::string script = report::replica_script(in, layers);
+  if (o.output.empty() || o.output == "-") {
+    out << script;
+    return k_exit_ok;
+  }
+  write_atomically(o.output, script);
+  out << fmt::format("wrote {} (depths {}): run it with python3 {} --out replica.json\n",
+                     text::printable(o.output), fmt::join(layers, ", "), text::printable(o.output));
+  return k_exit_ok;
+}
+
+int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ostream& /*err*/) {
+  if (o.memory_stats.empty() == o.replica.empty())
+    throw config::ConfigError({config::Diagnostic{
+        config::Origin{"--memory-stats", 0, 0, "option"},
+        "give --memory-stats (a run's torch.cuda.memory_stats() dumps) or --replica (the "
+        "calibrate replica script's results), one of them"}});
+  const config::LoadedPlan loaded = load(o.plan);
+  if (!o.replica.empty()) return compare_replica(o, loaded, out);
   const PlanResult plan = sound_plan(loaded);
   std::vector<Measured> ms;
   std::vector<config::Diagnostic> errors;

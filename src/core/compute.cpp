@@ -280,7 +280,8 @@ StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
     const ClusterSpec& c = in.cluster;
     const TrainingSpec& t = in.training;
     if (t.cuda_graphs) {
-      s.host_s = (2.0 * layers + ckpt) * c.launch_overhead;
+      s.host_forward_s = layers * c.launch_overhead;
+      s.host_backward_s = (layers + ckpt) * c.launch_overhead;
     } else {
       const Kernels k = layer_kernels(in);
       const double fwd = t.compile ? c.launch_overhead : c.op_overhead;
@@ -298,15 +299,15 @@ StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
           recomputed = k.forward;
           break;
       }
-      s.host_s =
-          layers * (k.forward * fwd + k.backward * c.launch_overhead) + ckpt * recomputed * fwd;
+      s.host_forward_s = layers * k.forward * fwd;
+      s.host_backward_s = layers * k.backward * c.launch_overhead + ckpt * recomputed * fwd;
       if (last) {
         // The final norm, the LM head's GEMMs and the loss (a cast, log-softmax and NLL; one
         // kernel fused), per head.
         const double norm_f = t.fused_elementwise || m.norm != NormKind::rmsnorm ? 1 : 8;
         const double loss_k = t.loss == Loss::standard ? 3 : 1;
-        s.host_s += heads * ((norm_f + 1 + loss_k) * fwd +
-                             (norm_f + (frozen ? 1 : 2) + loss_k) * c.launch_overhead);
+        s.host_forward_s += heads * (norm_f + 1 + loss_k) * fwd;
+        s.host_backward_s += heads * (norm_f + (frozen ? 1 : 2) + loss_k) * c.launch_overhead;
       }
     }
   }

@@ -469,9 +469,13 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   out.push_back(make(ItemId::time_comm_exposed, "communication not hidden by compute",
                      Unit::seconds, exposed, k_src_overlap, comm_kind(in, comm)));
   // The host runs ahead of the GPU while the GPU's kernels take longer than their dispatch;
-  // when a micro-batch's kernels take less, the GPU waits for the host the difference.
-  const double gpu_mb = pc.slow_s + (ex.tp_s + ex.ep_s + ex.cp_s) / m;
-  const double host_wait = std::max(0.0, f.host_s - gpu_mb);
+  // when a pass's kernels take less, the GPU waits for the host the difference. A forward
+  // that outlasts its dispatch leaves the host that much ahead for the backward.
+  const double comm_mb = (ex.tp_s + ex.ep_s + ex.cp_s) / m;
+  const double gpu_forward = pc.forward_s, gpu_backward = pc.slow_s - pc.forward_s + comm_mb;
+  const double lead = std::max(0.0, gpu_forward - f.host_forward_s);
+  const double host_wait = std::max(0.0, f.host_forward_s - gpu_forward) +
+                           std::max(0.0, f.host_backward_s - gpu_backward - lead);
   const V host =
       mb * V::term("host_wait_s", host_wait, "s per micro-batch the GPU waits for kernel dispatch");
   out.push_back(make(ItemId::time_host, "host dispatch the GPU waits for", Unit::seconds, host,

@@ -36,9 +36,10 @@ struct StageFlops {
   // results, each once): time at the HBM rate on top of their FLOPs.
   double gemm_bytes = 0;
   double recompute_gemm_bytes = 0;
-  // Host time to dispatch the micro-batch's kernels on this stage (forward, backward and the
-  // recomputed forward; docs/formulas.md#dispatch): the GPU waits when its kernels take less.
-  double host_s = 0;
+  // Host time to dispatch the micro-batch's kernels on this stage, forward and backward (with
+  // the recomputed forward; docs/formulas.md#dispatch): the GPU waits when its kernels take
+  // less.
+  double host_forward_s = 0, host_backward_s = 0;
 };
 StageFlops stage_flops(const PlanInput& in, int layers, bool last);
 

@@ -6,6 +6,8 @@
 //   'P':           a calibration profile applied to the default plan;
 //   'S':           a torch.cuda.memory_stats() dump, compared with the default plan
 //                  (calibrate compare, table and JSON);
+//   'R':           a calibrate replica result, compared with the default plan (calibrate
+//                  compare --replica, table and JSON);
 //   otherwise:     the bytes as the plan's file name and its model.name (hostile names).
 // Each input loads and renders, or fails with located, non-empty ConfigErrors. Every report
 // is valid UTF-8 without control characters (tab and newline aside), the JSON parses, the
@@ -157,13 +159,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                       (dir / "plan.toml").string(), base, o);
       break;
     }
-    case 'S': {
+    case 'S':
+    case 'R': {
+      const bool replica = data[0] == 'R';
       write(dir / "stats.json", bytes);
       for (const char* format : {"table", "json"}) {
         std::ostringstream out, err;
-        const int code = cli::run({"calibrate", "compare", "--memory-stats",
-                                   (dir / "stats.json").string(), "--format", format},
-                                  out, err);
+        const int code =
+            cli::run({"calibrate", "compare", replica ? "--replica" : "--memory-stats",
+                      (dir / "stats.json").string(), "--format", format},
+                     out, err);
         if (code != 0 && code != 2)
           fail("calibrate compare: exit " + std::to_string(code), err.str());
         require_clean(out.str(), "calibrate compare");

@@ -402,11 +402,13 @@ gpus_per_node = 1
   const PlanResult small = test::plan_text(one);
   const double wait = value(small, ItemId::time_host);
   CHECK(wait > 0.2 * value(small, ItemId::time_step));
-  // Its size: 8 micro-batches × (dispatch − GPU time), dispatch = 16 layers × (39 × 20 µs +
-  // 53 × 5 µs) plus the head's norm, GEMM and loss.
-  const double dispatch = 16 * (39 * 20e-6 + 53 * 5e-6) + (8 + 1 + 3) * 20e-6 + (8 + 2 + 3) * 5e-6;
-  const double gpu = value(small, ItemId::time_compute) / 8;
-  CHECK(wait == Approx(8 * (dispatch - gpu)).epsilon(1e-6));
+  // Its size: 8 micro-batches × (the forward's dispatch − its GPU time), dispatch = 16 layers
+  // × 39 × 20 µs plus the head's norm, GEMM and loss; the backward (53 kernels per layer at
+  // 5 µs, from the C++ autograd engine) outlasts its dispatch.
+  const double dispatch = 16 * 39 * 20e-6 + (8 + 1 + 3) * 20e-6;
+  const MicroBatchSplit split = micro_batch_split(small.input, {16});
+  CHECK(split.backward_s > 16 * 53 * 5e-6 + (8 + 2 + 3) * 5e-6);
+  CHECK(wait == Approx(8 * (dispatch - split.forward_s)).epsilon(1e-6));
   // 2,048 tokens: the kernels outlast their dispatch.
   CHECK(value(test::plan_text(one, {"training.seq_len=2048"}), ItemId::time_host) == 0);
   // CUDA graphs replay a layer with one launch; torch.compile's kernels are fewer and cheaper.

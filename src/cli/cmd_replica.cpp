@@ -1,0 +1,301 @@
+// `calibrate replica` (the script) and `calibrate compare --replica` (its result against the
+// planner): docs/calibration.md#replica.
+#include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "app.hpp"
+#include "files.hpp"
+#include "rows.hpp"
+#include "trainledger/report.hpp"
+#include "trainledger/rules.hpp"
+#include "trainledger/text.hpp"
+#include "value.hpp"
+
+namespace trainledger::cli {
+
+namespace {
+
+constexpr double k_gib = 1024.0 * 1024 * 1024;
+constexpr const char* k_phases[] = {"forward", "backward", "optimizer"};
+
+struct ReplicaRun {
+  int layers = 0;
+  double step_s = 0, forward_s = 0, backward_s = 0, optimizer_s = 0;
+  bool memory = false;                 // measured on a GPU
+  double allocated = 0, reserved = 0;  // the largest of the phases' peaks
+};
+
+struct Replica {
+  std::string file, device;
+  bool tiny = false;
+  std::int64_t micro_batch = 0, seq_len = 0;
+  std::vector<ReplicaRun> runs;
+};
+
+config::Origin origin(const std::string& file, int line = 0) {
+  return config::Origin{file, line, line > 0 ? 1 : 0, "replica"};
+}
+
+int line_of(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find("\"" + key + "\"");
+  if (at == std::string::npos) return 0;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+Replica read_replica(const std::string& file) {
+  std::string why;
+  const auto text = config::read_regular_file(file, config::k_max_hf_config_bytes, why);
+  auto fail = [&](const std::string& m, const std::string& key = "") {
+    throw config::ConfigError(
+        {config::Diagnostic{origin(file, key.empty() || !text ? 0 : line_of(*text, key)), m}});
+  };
+  if (!text) fail("cannot read it: " + why);
+  config::check_json_structure(*text, file, "replica", 100000,
+                               "a result of the script calibrate replica writes");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(*text, nullptr, true, false);
+  } catch (const nlohmann::json::exception&) {
+    fail("not JSON: expected the result the replica script writes (--out)");
+  }
+  if (!j.is_object() || !j.contains("format") || j["format"] != "trainledger.replica/1")
+    fail("not a replica result: \"format\" must be \"trainledger.replica/1\"", "format");
+  Replica r;
+  r.file = file;
+  if (j.contains("device") && j["device"].is_string())
+    r.device = text::printable(j["device"].get<std::string>(), 80);
+  r.tiny = j.value("tiny", false);
+  auto count = [&](const nlohmann::json& o, const char* key, double lo, double hi) {
+    if (!o.contains(key) || !o[key].is_number_integer())
+      fail(fmt::format("\"{}\" must be an integer", key), key);
+    const double v = o[key].get<double>();
+    if (v < lo || v > hi)
+      fail(fmt::format("\"{}\": {:g} is out of range ({:g} to {:g})", key, v, lo, hi), key);
+    return v;
+  };
+  auto seconds = [&](const nlohmann::json& o, const char* key) {
+    if (!o.contains(key) || !o[key].is_number() || !std::isfinite(o[key].get<double>()) ||
+        o[key].get<double>() < 0 || o[key].get<double>() > 1e6)
+      fail(fmt::format("\"{}\" must be a number of seconds from 0 to 1e6", key), key);
+    return o[key].get<double>();
+  };
+  auto bytes = [&](const nlohmann::json& o, const char* key) {
+    if (!o.contains(key) || !o[key].is_number() || !std::isfinite(o[key].get<double>()) ||
+        o[key].get<double>() < 0 || o[key].get<double>() > 9007199254740992.0)
+      fail(fmt::format("\"{}\" must be a byte count from 0 to 2^53", key), key);
+    return o[key].get<double>();
+  };
+  r.micro_batch = static_cast<std::int64_t>(count(j, "micro_batch", 1, 1e7));
+  r.seq_len = static_cast<std::int64_t>(count(j, "seq_len", 1, 1e9));
+  if (!j.contains("runs") || !j["runs"].is_array() || j["runs"].size() < 2 || j["runs"].size() > 64)
+    fail("\"runs\" must be an array of 2 to 64 runs (one per depth)", "runs");
+  for (const auto& run : j["runs"]) {
+    if (!run.is_object()) fail("each of \"runs\" must be an object", "runs");
+    ReplicaRun x;
+    x.layers = static_cast<int>(count(run, "layers", 1, 1024));
+    x.forward_s = seconds(run, "forward_s");
+    x.backward_s = seconds(run, "backward_s");
+    x.optimizer_s = seconds(run, "optimizer_s");
+    x.step_s = x.forward_s + x.backward_s + x.optimizer_s;
+    if (run.contains("peak_allocated")) {
+      const auto& a = run["peak_allocated"];
+      const auto& rs = run.contains("peak_reserved") ? run["peak_reserved"] : nlohmann::json();
+      if (!a.is_object() || !rs.is_object())
+        fail("\"peak_allocated\" and \"peak_reserved\" must be objects of the phases' peaks",
+             "peak_allocated");
+      for (const char* ph : k_phases) {
+        const double allocated = bytes(a, ph), reserved = bytes(rs, ph);
+        // The caching allocator never holds less than it has handed out.
+        if (reserved < allocated)
+          fail(fmt::format("the {} phase's reserved peak is below its allocated peak: not one "
+                           "run's measurement",
+                           ph),
+               "peak_reserved");
+        x.allocated = std::max(x.allocated, allocated);
+        x.reserved = std::max(x.reserved, reserved);
+      }
+      x.memory = true;
+    }
+    for (const ReplicaRun& y : r.runs)
+      if (y.layers == x.layers) fail(fmt::format("depth {} is measured twice", x.layers), "layers");
+    r.runs.push_back(x);
+  }
+  std::sort(r.runs.begin(), r.runs.end(),
+            [](const ReplicaRun& a, const ReplicaRun& b) { return a.layers < b.layers; });
+  const bool memory = r.runs.front().memory;
+  for (const ReplicaRun& x : r.runs)
+    if (x.memory != memory) fail("some runs have memory peaks and some not: one device per result");
+  return r;
+}
+
+// A least-squares line through (layers, value): the fixed part and the part per layer.
+struct Line {
+  double fixed = 0, per_layer = 0;
+  double at(double layers) const { return fixed + per_layer * layers; }
+};
+Line fit(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  Line l;
+  const double d = n * sxx - sx * sx;
+  l.per_layer = d != 0 ? (n * sxy - sx * sy) / d : 0;
+  l.fixed = (sy - l.per_layer * sx) / n;
+  return l;
+}
+
+// The plan as its replica runs: `layers` layers on one GPU, one micro-batch per step, no
+// model parallelism; ZeRO/FSDP stays (FSDP2 on one rank).
+PlanInput replica_input(const PlanInput& base, int layers) {
+  PlanInput in = base;
+  in.model.layers = layers;
+  ParallelSpec& p = in.parallel;
+  p.tp = p.pp = p.cp = p.ep = p.dp = 1;
+  p.sequence_parallel = false;
+  p.stage_layers.clear();
+  p.virtual_stages = 1;
+  p.schedule = Schedule::one_f_one_b;
+  p.zero_shard_size = 0;
+  p.offload = Offload::none;
+  in.cluster.nodes = 1;
+  in.cluster.gpus_per_node = 1;
+  in.training.global_batch = in.training.micro_batch;
+  return in;
+}
+
+struct Predicted {
+  double allocated = 0, reserved = 0, step_s = 0;
+};
+
+Predicted predict(const PlanInput& in) {
+  if (const auto errors = check_rules(in); !errors.empty())
+    throw config::ConfigError(
+        {config::Diagnostic{config::Origin{"--replica", 0, 0, "option"},
+                            "the plan's replica breaks a rule: " + errors.front().message}});
+  const PlanResult r = compute_plan(in);
+  Predicted out;
+  for (const StageMemory& s : r.stages) {
+    const report::Comparable c = report::comparable(s);
+    out.allocated = std::max(out.allocated, c.allocated);
+    out.reserved = std::max(out.reserved, c.reserved);
+  }
+  if (const LineItem* t = find_item(r.time, ItemId::time_step)) out.step_s = t->value;
+  return out;
+}
+
+}  // namespace
+
+int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
+                    std::ostream& out) {
+  const PlanInput& base = loaded.input;
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  std::string table =
+      fmt::format("{} · replica results against the plan at their depths\n", loaded.source);
+  for (const std::string& f : o.replica) {
+    const Replica r = read_replica(f);
+    if (!r.tiny &&
+        (r.micro_batch != base.training.micro_batch || r.seq_len != base.training.seq_len))
+      throw config::ConfigError({config::Diagnostic{
+          origin(f), fmt::format("ran micro-batch {} × {} tokens, the plan {} × {}: the replica "
+                                 "of another plan (write it again with calibrate replica)",
+                                 r.micro_batch, r.seq_len, base.training.micro_batch,
+                                 base.training.seq_len)}});
+    std::vector<double> depth, m_alloc, m_res, m_step, p_alloc, p_res, p_step;
+    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+    const std::string name = text::printable(f.substr(f.find_last_of('/') + 1), 64);
+    table += fmt::format("{} ({}{})\n", name, r.device.empty() ? "device not named" : r.device,
+                         r.tiny ? ", tiny: a structural test, not the plan's sizes" : "");
+    table += fmt::format("  {:>6}  {:>24}  {:>24}  {:>24}\n", "layers", "allocated GiB (plan/run)",
+                         "reserved GiB (plan/run)", "step s (plan/run)");
+    for (const ReplicaRun& x : r.runs) {
+      const Predicted p = predict(replica_input(base, x.layers));
+      depth.push_back(x.layers);
+      m_alloc.push_back(x.allocated);
+      m_res.push_back(x.reserved);
+      m_step.push_back(x.step_s);
+      p_alloc.push_back(p.allocated);
+      p_res.push_back(p.reserved);
+      p_step.push_back(p.step_s);
+      auto pair = [&](double plan, double run, bool have, double unit) {
+        return have ? fmt::format("{:>9.3f} / {:<9.3f} {:>+4.0f}%", plan / unit, run / unit,
+                                  run > 0 ? 100 * (plan - run) / run : 0.0)
+                    : fmt::format("{:>9.3f} / {:<14}", plan / unit, "—");
+      };
+      table += fmt::format("  {:>6}  {:>24}  {:>24}  {:>24}\n", x.layers,
+                           pair(p.allocated, x.allocated, x.memory, k_gib),
+                           pair(p.reserved, x.reserved, x.memory, k_gib),
+                           pair(p.step_s, x.step_s, !r.tiny, 1));
+      nlohmann::ordered_json row = {{"layers", x.layers},
+                                    {"predicted",
+                                     {{"allocated_bytes", p.allocated},
+                                      {"reserved_bytes", p.reserved},
+                                      {"step_s", p.step_s}}}};
+      nlohmann::ordered_json measured = {{"step_s", x.step_s}};
+      if (x.memory) {
+        measured["allocated_bytes"] = x.allocated;
+        measured["reserved_bytes"] = x.reserved;
+      }
+      row["measured"] = measured;
+      runs.push_back(row);
+    }
+    // Fixed and per-layer parts, and both extrapolated to the plan's depth on one GPU.
+    const double full = base.model.layers;
+    nlohmann::ordered_json parts;
+    auto part = [&](const char* what, const std::vector<double>& plan,
+                    const std::vector<double>& run, bool have, double unit, const char* unit_name) {
+      const Line lp = fit(depth, plan), lr = fit(depth, run);
+      parts[what] = {{"predicted", {{"fixed", lp.fixed}, {"per_layer", lp.per_layer}}},
+                     {"measured", have ? nlohmann::ordered_json{{"fixed", lr.fixed},
+                                                                {"per_layer", lr.per_layer}}
+                                       : nlohmann::ordered_json(nullptr)}};
+      if (!have) return;
+      table += fmt::format(
+          "  {:<10} per layer {:.4g} / {:.4g} {}, fixed {:.4g} / {:.4g} {}; at {} layers on one "
+          "GPU {:.4g} / {:.4g} {}\n",
+          what, lp.per_layer / unit, lr.per_layer / unit, unit_name, lp.fixed / unit,
+          lr.fixed / unit, unit_name, base.model.layers, lp.at(full) / unit, lr.at(full) / unit,
+          unit_name);
+    };
+    const bool memory = r.runs.front().memory;
+    // A replica holds the whole embedding, head and their optimizer state on one GPU.
+    const double capacity = static_cast<double>(base.cluster.gpu.memory_bytes);
+    nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+    if (capacity > 0 && !p_res.empty() && p_res.back() > capacity) {
+      notes.push_back(fmt::format(
+          "the plan's replica at {} layers needs {:.1f} GiB on one GPU, over its {:.1f} GiB: "
+          "the embedding, the head and their optimizer state are whole on it; run fewer layers "
+          "(--layers), a smaller micro-batch, or ZeRO (parallel.zero = 3 runs FSDP2 on one rank)",
+          r.runs.back().layers, p_res.back() / k_gib, capacity / k_gib));
+      table += "  note: " + notes.back().get<std::string>() + "\n";
+    }
+    part("allocated", p_alloc, m_alloc, memory, k_gib, "GiB");
+    part("reserved", p_res, m_res, memory, k_gib, "GiB");
+    part("step", p_step, m_step, !r.tiny, 1, "s");
+    if (!memory) table += "  (no GPU: memory was not measured; the times are the device's own)\n";
+    results.push_back({{"file", f},
+                       {"device", r.device},
+                       {"tiny", r.tiny},
+                       {"runs", runs},
+                       {"parts", parts},
+                       {"notes", notes}});
+  }
+  table += "(plan / run; error = (plan − run) / run: positive is the safe side)\n";
+  if (o.plan.format == "json") {
+    nlohmann::ordered_json doc = {{"schema", "trainledger.replica_compare/1"},
+                                  {"plan", loaded.source},
+                                  {"replicas", results}};
+    out << doc.dump(2) << "\n";
+  } else {
+    out << table;
+  }
+  return k_exit_ok;
+}
+
+}  // namespace trainledger::cli

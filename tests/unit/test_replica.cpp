@@ -1,0 +1,225 @@
+// calibrate replica and calibrate compare --replica (docs/calibration.md#replica): the script
+// for every model family the planner reads compiles, runs a tiny configuration on the CPU
+// with Debian's python3-torch, and compare reads its result; hostile results are refused.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "helpers.hpp"
+#include "trainledger/report.hpp"
+
+using namespace trainledger;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / "trainledger-replica";
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+// The interpreter that has PyTorch: Debian's python3 (python3-torch), else the first on PATH.
+std::string torch_python() {
+  for (const char* py : {"/usr/bin/python3", "python3"})
+    if (std::system(fmt::format("{} -c 'import torch' > /dev/null 2>&1", py).c_str()) == 0)
+      return py;
+  return "";
+}
+
+// The PLAN object the script embeds.
+nlohmann::json embedded(const std::string& script) {
+  const std::string open = "PLAN = json.loads(r\"\"\"";
+  const std::size_t from = script.find(open);
+  REQUIRE(from != std::string::npos);
+  const std::size_t begin = from + open.size();
+  const std::size_t end = script.find("\"\"\")", begin);
+  REQUIRE(end != std::string::npos);
+  return nlohmann::json::parse(script.substr(begin, end - begin));
+}
+
+const char* k_families[][2] = {
+    {"dense GQA", "llama-3.2-1b"},
+    {"MoE", "mixtral-8x7b"},
+    {"MLA and MoE with dense first layers", "deepseek-v3"},
+    {"sliding window, every 6th layer global", "gemma-3-1b"},
+    {"learned positions, LayerNorm, GELU", "gpt2-xl"},
+};
+
+}  // namespace
+
+TEST_CASE("calibrate replica: the plan's model in the script, the depths that separate its parts",
+          "[replica]") {
+  const PlanInput dense =
+      test::load_text(
+          "[model]\npreset = \"llama-3.2-1b\"\n[training]\nseq_len = 4096\n"
+          "micro_batch = 2\nrecompute = \"full\"\n[parallel]\nzero = 3\n[cluster]\n"
+          "gpu = \"h100-sxm5-80gb\"\ngpus_per_node = 8\n")
+          .input;
+  CHECK(report::replica_layers(dense) == std::vector<int>{2, 3});
+  const nlohmann::json p = embedded(report::replica_script(dense, {2, 3}));
+  CHECK(p["hidden"] == 2048);
+  CHECK(p["heads"] == 32);
+  CHECK(p["kv_heads"] == 8);
+  CHECK(p["head_dim"] == 64);
+  CHECK(p["ffn"] == 8192);
+  CHECK(p["vocab"] == 128256);
+  CHECK(p["seq_len"] == 4096);
+  CHECK(p["micro_batch"] == 2);
+  CHECK(p["recompute"] == "full");
+  CHECK(p["fsdp"] == true);  // FSDP2 on one rank where the plan shards
+  CHECK(p["replica_layers"] == nlohmann::json({2, 3}));
+  // DeepSeek-V3: three dense layers first, so the depths hold MoE layers past them.
+  const PlanInput ds =
+      test::load_text("[model]\npreset = \"deepseek-v3\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n")
+          .input;
+  CHECK(report::replica_layers(ds) == std::vector<int>{5, 6});
+  const nlohmann::json q = embedded(report::replica_script(ds, {5, 6}));
+  CHECK(q["kv_lora_rank"] == 512);
+  CHECK(q["experts"] == 256);
+  CHECK(q["dense_layers"] == 3);
+  // A name cannot leave the JSON: quotes and newlines are escaped, non-ASCII written as \u.
+  PlanInput odd = dense;
+  odd.model.name = "x\"\"\")\nimport os\n\xc3\xa9";
+  const std::string script = report::replica_script(odd, {2, 3});
+  CHECK(script.find("import os\n") == std::string::npos);
+  CHECK(embedded(script)["name"] == odd.model.name);
+}
+
+TEST_CASE(
+    "calibrate replica: each family's script compiles, runs tiny on the CPU and compare "
+    "reads it",
+    "[replica][python]") {
+  const std::string py = torch_python();
+  if (py.empty()) {
+    WARN("skipped: no python3 with PyTorch (scripts/dev test installs python3-torch)");
+    return;
+  }
+  for (const auto& family : k_families) {
+    INFO(family[0]);
+    const fs::path plan = scratch(std::string(family[1]) + ".toml");
+    std::ofstream(plan) << "[model]\npreset = \"" << family[1]
+                        << "\"\n[training]\nseq_len = 1024\nmicro_batch = 1\n[cluster]\n"
+                           "gpu = \"h100-sxm5-80gb\"\ngpus_per_node = 8\n";
+    const fs::path script = scratch(std::string(family[1]) + ".py");
+    const fs::path result = scratch(std::string(family[1]) + ".json");
+    fs::remove(result);
+    const test::CliResult w =
+        test::run_cli({"calibrate", "replica", plan.string(), "-o", script.string()});
+    REQUIRE(w.code == 0);
+    CHECK(w.out.find("wrote") != std::string::npos);
+    REQUIRE(std::system(fmt::format("{} -m py_compile '{}'", py, script.string()).c_str()) == 0);
+    const std::string run =
+        fmt::format("timeout 300 {} '{}' --tiny --steps 1 --device cpu --out '{}'", py,
+                    script.string(), result.string());
+    REQUIRE(std::system(run.c_str()) == 0);
+    const nlohmann::json r = nlohmann::json::parse(test::read_file(result.string()));
+    CHECK(r["format"] == "trainledger.replica/1");
+    REQUIRE(r["runs"].size() == 2);
+    for (const auto& x : r["runs"]) {
+      CHECK(x["forward_s"].get<double>() > 0);
+      CHECK(x["backward_s"].get<double>() > 0);
+      CHECK_FALSE(x.contains("peak_allocated"));  // no GPU: memory fields absent
+    }
+    // One more layer, more parameters.
+    CHECK(r["runs"][1]["params"].get<double>() > r["runs"][0]["params"].get<double>());
+    const test::CliResult c = test::run_cli(
+        {"calibrate", "compare", plan.string(), "--replica", result.string(), "--format", "json"});
+    INFO(c.err);
+    REQUIRE(c.code == 0);
+    const nlohmann::json doc = nlohmann::json::parse(c.out);
+    CHECK(doc["schema"] == "trainledger.replica_compare/1");
+    CHECK(doc["replicas"][0]["tiny"] == true);
+    CHECK(doc["replicas"][0]["runs"].size() == 2);
+    CHECK(doc["replicas"][0]["parts"]["allocated"]["measured"].is_null());
+  }
+}
+
+TEST_CASE("calibrate compare --replica: measured parts against the plan's at the same depths",
+          "[replica]") {
+  const fs::path plan = scratch("gpu.toml");
+  std::ofstream(plan)
+      << "[model]\npreset = \"llama-3.2-1b\"\n[training]\nseq_len = 2048\n"
+         "micro_batch = 1\n[cluster]\ngpu = \"h100-sxm5-80gb\"\ngpus_per_node = 1\n";
+  // A GPU result as the script writes it: 10 GiB + 1 GiB per layer allocated.
+  const double gib = 1024.0 * 1024 * 1024;
+  auto run = [&](int layers) {
+    const double a = (10 + layers) * gib;
+    return nlohmann::json{
+        {"layers", layers},
+        {"forward_s", 0.01 * layers},
+        {"backward_s", 0.02 * layers},
+        {"optimizer_s", 0.005},
+        {"peak_allocated", {{"forward", a * 0.8}, {"backward", a}, {"optimizer", a * 0.9}}},
+        {"peak_reserved", {{"forward", a}, {"backward", a * 1.1}, {"optimizer", a * 1.1}}}};
+  };
+  const nlohmann::json result = {{"format", "trainledger.replica/1"},
+                                 {"device", "NVIDIA H100"},
+                                 {"tiny", false},
+                                 {"micro_batch", 1},
+                                 {"seq_len", 2048},
+                                 {"runs", {run(2), run(3)}}};
+  const fs::path file = scratch("gpu.json");
+  std::ofstream(file) << result.dump();
+  const test::CliResult c = test::run_cli(
+      {"calibrate", "compare", plan.string(), "--replica", file.string(), "--format", "json"});
+  INFO(c.err);
+  REQUIRE(c.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(c.out);
+  const auto& measured = doc["replicas"][0]["parts"]["allocated"]["measured"];
+  CHECK(measured["per_layer"].get<double>() == Approx(gib));
+  CHECK(measured["fixed"].get<double>() == Approx(10 * gib));
+  CHECK(doc["replicas"][0]["parts"]["step"]["measured"]["per_layer"].get<double>() == Approx(0.03));
+  // The plan's own replica at 2 and 3 layers: its per-layer part is positive and its fixed
+  // part holds the embedding, the head and the context.
+  const auto& predicted = doc["replicas"][0]["parts"]["allocated"]["predicted"];
+  CHECK(predicted["per_layer"].get<double>() > 0);
+  CHECK(predicted["fixed"].get<double>() > predicted["per_layer"].get<double>());
+  const test::CliResult table =
+      test::run_cli({"calibrate", "compare", plan.string(), "--replica", file.string()});
+  CHECK(table.code == 0);
+  CHECK(table.out.find("per layer") != std::string::npos);
+
+  // Another plan's replica (another micro-batch), a hostile or broken file: exit 2, located.
+  auto refused = [&](const nlohmann::json& j, const std::string& message) {
+    std::ofstream(file) << j.dump(1);
+    const test::CliResult r =
+        test::run_cli({"calibrate", "compare", plan.string(), "--replica", file.string()});
+    INFO(message << ": " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(file.string()) != std::string::npos);
+    CHECK(r.err.find(message) != std::string::npos);
+  };
+  nlohmann::json other = result;
+  other["micro_batch"] = 4;
+  refused(other, "the replica of another plan");
+  nlohmann::json wrong = result;
+  wrong["format"] = "something/1";
+  refused(wrong, "trainledger.replica/1");
+  nlohmann::json one = result;
+  one["runs"] = {run(2)};
+  refused(one, "2 to 64 runs");
+  nlohmann::json twice = result;
+  twice["runs"] = {run(2), run(2)};
+  refused(twice, "measured twice");
+  nlohmann::json low = result;
+  low["runs"][0]["peak_reserved"]["backward"] = 1;
+  refused(low, "below its allocated peak");
+  nlohmann::json nan_time = result;
+  nan_time["runs"][1]["forward_s"] = -1;
+  refused(nan_time, "\"forward_s\" must be a number of seconds");
+  std::ofstream(file) << "{\"format\": ";
+  CHECK(test::run_cli({"calibrate", "compare", plan.string(), "--replica", file.string()}).code ==
+        2);
+  // A directory, and neither or both of --replica and --memory-stats.
+  CHECK(test::run_cli({"calibrate", "compare", plan.string(), "--replica",
+                       fs::temp_directory_path().string()})
+            .code == 2);
+  CHECK(test::run_cli({"calibrate", "compare", plan.string()}).code == 2);
+  CHECK(test::run_cli({"calibrate", "replica", plan.string(), "--layers", "3"}).code == 2);
+}
