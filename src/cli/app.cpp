@@ -376,7 +376,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     // is not a regular file: a device node, a FIFO, a directory or a symbolic link is never
     // replaced (run as root, a rename would replace /dev/... with a regular file).
     if ((calibrate_import && *calibrate_import) || (calibrate_probe && *calibrate_probe) ||
-        (calibrate_replica && *calibrate_replica)) {
+        (calibrate_replica && *calibrate_replica) || (calibrate_compare && *calibrate_compare)) {
       const std::string& target = calibrate_options.output;
       if (!target.empty() && target != "-")
         if (const std::string why = config::unwritable_reason(target); !why.empty())

@@ -133,6 +133,9 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
                       "parts (docs/calibration.md#replica)");
   compare->add_option("--step-time", o.step_time, "measured seconds per optimizer step")
       ->check(CLI::PositiveNumber);
+  compare->add_option("-o,--output", o.output,
+                      "with --replica: write a calibration profile of what a GPU replica "
+                      "measured (cuda_context, matmul_efficiency), atomically");
   compare->add_option("--format", o.plan.format, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
   replica = sub->add_subcommand(
@@ -485,6 +488,10 @@ int run_calibrate_compare(const CalibrateOptions& o, std::ostream& out, std::ost
         config::Origin{"--memory-stats", 0, 0, "option"},
         "give --memory-stats (a run's torch.cuda.memory_stats() dumps) or --replica (the "
         "calibrate replica script's results), one of them"}});
+  if (!o.output.empty() && o.replica.empty())
+    throw config::ConfigError({config::Diagnostic{
+        config::Origin{"-o", 0, 0, "option"},
+        "a profile (-o) is written from --replica results; --memory-stats compares only"}});
   const config::LoadedPlan loaded = load(o.plan);
   if (!o.replica.empty()) return compare_replica(o, loaded, out);
   const PlanResult plan = sound_plan(loaded);

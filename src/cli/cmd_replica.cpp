@@ -7,6 +7,7 @@
 
 #include "app.hpp"
 #include "files.hpp"
+#include "profile_io.hpp"
 #include "rows.hpp"
 #include "trainledger/report.hpp"
 #include "trainledger/rules.hpp"
@@ -25,6 +26,8 @@ struct ReplicaRun {
   double step_s = 0, forward_s = 0, backward_s = 0, optimizer_s = 0;
   bool memory = false;                 // measured on a GPU
   double allocated = 0, reserved = 0;  // the largest of the phases' peaks
+  // After the run: the device's used memory and the allocator's reserve (0: not recorded).
+  double device_used = 0, reserved_now = 0;
 };
 
 struct Replica {
@@ -117,6 +120,12 @@ Replica read_replica(const std::string& file) {
         x.reserved = std::max(x.reserved, reserved);
       }
       x.memory = true;
+      if (run.contains("device_used") && run.contains("memory_stats") &&
+          run["memory_stats"].is_object() &&
+          run["memory_stats"].contains("reserved_bytes.all.current")) {
+        x.device_used = bytes(run, "device_used");
+        x.reserved_now = bytes(run["memory_stats"], "reserved_bytes.all.current");
+      }
     }
     for (const ReplicaRun& y : r.runs)
       if (y.layers == x.layers) fail(fmt::format("depth {} is measured twice", x.layers), "layers");
@@ -196,6 +205,11 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
                     std::ostream& out) {
   const PlanInput& base = loaded.input;
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  // What a GPU replica measures, for a calibration profile (--output).
+  calibrate::Profile profile;
+  profile.tool = "trainledger " + report::version();
+  profile.method = "calibrate compare --replica";
+  profile.created = utc_now();
   std::string table =
       fmt::format("{} · replica results against the plan at their depths\n", loaded.source);
   for (const std::string& f : o.replica) {
@@ -279,6 +293,32 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
     part("reserved", p_res, m_res, memory, k_gib, "GiB");
     part("step", p_step, m_step, !r.tiny, 1, "s");
     if (!memory) table += "  (no GPU: memory was not measured; the times are the device's own)\n";
+    if (memory && !r.tiny) {
+      profile.sources.push_back(f);
+      if (profile.gpu_name.empty()) profile.gpu_name = r.device;
+      // The CUDA context and the kernels loaded: what the device uses beyond the allocator.
+      const ReplicaRun& last = r.runs.back();
+      const double context = last.device_used - last.reserved_now;
+      if (last.device_used > 0 && context > 0 && context < 16 * k_gib)
+        profile.cluster.push_back(
+            {"cuda_context", fmt::format("\"{:.3f} GiB\"", context / k_gib),
+             fmt::format("device used {:.2f} GiB - allocator reserved {:.2f} GiB after the "
+                         "{}-layer replica ({})",
+                         last.device_used / k_gib, last.reserved_now / k_gib, last.layers,
+                         text::printable(name, 64))});
+      // The GEMMs' efficiency from the step's part per layer (a layer's time is its GEMMs,
+      // attention and element-wise kernels, all scaled alike).
+      const Line lp = fit(depth, p_step), lr = fit(depth, m_step);
+      if (lp.per_layer > 0 && lr.per_layer > 0) {
+        const double e =
+            std::clamp(base.cluster.matmul_efficiency * lp.per_layer / lr.per_layer, 0.01, 1.0);
+        profile.cluster.push_back(
+            {"matmul_efficiency", fmt::format("{:.3f}", e),
+             fmt::format("{:.3g} x the plan's {:.4g} s per layer / the {:.4g} s measured ({})",
+                         base.cluster.matmul_efficiency, lp.per_layer, lr.per_layer,
+                         text::printable(name, 64))});
+      }
+    }
     results.push_back({{"file", f},
                        {"device", r.device},
                        {"tiny", r.tiny},
@@ -287,6 +327,23 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
                        {"notes", notes}});
   }
   table += "(plan / run; error = (plan − run) / run: positive is the safe side)\n";
+  if (!o.output.empty()) {
+    if (profile.cluster.empty())
+      throw config::ConfigError({config::Diagnostic{
+          config::Origin{"-o", 0, 0, "option"},
+          "nothing measured to write: a profile needs a replica result from a GPU, not a tiny "
+          "or CPU run"}});
+    // One value per key: the last result's.
+    std::vector<calibrate::Profile::Value> unique;
+    for (auto it = profile.cluster.rbegin(); it != profile.cluster.rend(); ++it)
+      if (std::none_of(unique.begin(), unique.end(),
+                       [&](const auto& v) { return v.key == it->key; }))
+        unique.push_back(*it);
+    profile.cluster.assign(unique.rbegin(), unique.rend());
+    write_atomically(o.output, calibrate::render_profile(profile));
+    table += fmt::format("wrote {}: {} measured key(s) for plan --calibration\n",
+                         text::printable(o.output, 200), profile.cluster.size());
+  }
   if (o.plan.format == "json") {
     nlohmann::ordered_json doc = {{"schema", "trainledger.replica_compare/1"},
                                   {"plan", loaded.source},

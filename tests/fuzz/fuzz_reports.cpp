@@ -165,10 +165,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       write(dir / "stats.json", bytes);
       for (const char* format : {"table", "json"}) {
         std::ostringstream out, err;
-        const int code =
-            cli::run({"calibrate", "compare", replica ? "--replica" : "--memory-stats",
-                      (dir / "stats.json").string(), "--format", format},
-                     out, err);
+        const int code = cli::run({"calibrate", "compare", replica ? "--replica" : "--memory-stats",
+                                   (dir / "stats.json").string(), "--format", format},
+                                  out, err);
         if (code != 0 && code != 2)
           fail("calibrate compare: exit " + std::to_string(code), err.str());
         require_clean(out.str(), "calibrate compare");

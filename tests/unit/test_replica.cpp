@@ -156,10 +156,13 @@ TEST_CASE("calibrate compare --replica: measured parts against the plan's at the
         {"backward_s", 0.02 * layers},
         {"optimizer_s", 0.005},
         {"peak_allocated", {{"forward", a * 0.8}, {"backward", a}, {"optimizer", a * 0.9}}},
-        {"peak_reserved", {{"forward", a}, {"backward", a * 1.1}, {"optimizer", a * 1.1}}}};
+        {"peak_reserved", {{"forward", a}, {"backward", a * 1.1}, {"optimizer", a * 1.1}}},
+        // 1.25 GiB beyond the allocator's reserve: the CUDA context.
+        {"device_used", a * 1.1 + 1.25 * gib},
+        {"memory_stats", {{"reserved_bytes.all.current", a * 1.1}}}};
   };
   const nlohmann::json result = {{"format", "trainledger.replica/1"},
-                                 {"device", "NVIDIA H100"},
+                                 {"device", "NVIDIA H100 80GB HBM3"},
                                  {"tiny", false},
                                  {"micro_batch", 1},
                                  {"seq_len", 2048},
@@ -184,6 +187,32 @@ TEST_CASE("calibrate compare --replica: measured parts against the plan's at the
       test::run_cli({"calibrate", "compare", plan.string(), "--replica", file.string()});
   CHECK(table.code == 0);
   CHECK(table.out.find("per layer") != std::string::npos);
+
+  // A profile of what the replica measured, which plan --calibration applies.
+  const fs::path profile = scratch("gpu-profile.toml");
+  fs::remove(profile);
+  const test::CliResult w = test::run_cli(
+      {"calibrate", "compare", plan.string(), "--replica", file.string(), "-o", profile.string()});
+  INFO(w.err);
+  REQUIRE(w.code == 0);
+  const std::string text = test::read_file(profile.string());
+  CHECK(text.find("cuda_context = \"1.250 GiB\"") != std::string::npos);
+  CHECK(text.find("matmul_efficiency = ") != std::string::npos);
+  const test::CliResult applied =
+      test::run_cli({"plan", plan.string(), "--calibration", profile.string(), "--format", "json"});
+  REQUIRE(applied.code <= 1);
+  const nlohmann::json pj = nlohmann::json::parse(applied.out);
+  CHECK(pj["inputs"]["cluster"]["cuda_context"].get<double>() == Approx(1.25 * gib).epsilon(1e-3));
+  CHECK(pj["origins"]["cluster.matmul_efficiency"].get<std::string>().find("gpu-profile.toml") !=
+        std::string::npos);
+  // Only a GPU result makes a profile, and only --replica writes one.
+  CHECK(test::run_cli({"calibrate", "compare", plan.string(), "--replica",
+                       test::source_path("tests/data/replica/llama-3.1-8b-fsdp-cpu-tiny.json"),
+                       "-o", profile.string()})
+            .code == 2);
+  CHECK(test::run_cli({"calibrate", "compare", plan.string(), "--memory-stats", file.string(), "-o",
+                       profile.string()})
+            .code == 2);
 
   // Another plan's replica (another micro-batch), a hostile or broken file: exit 2, located.
   auto refused = [&](const nlohmann::json& j, const std::string& message) {
