@@ -258,7 +258,7 @@ class Model(nn.Module):
 def loss_of(logits, targets, p):
     if p["loss"] == "standard" or p["loss_dtype"] == "fp32":
         logits = logits.float()
-    return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
 class Meter:

@@ -104,7 +104,7 @@ TEST_CASE(
     INFO(family[0]);
     const fs::path plan = scratch(std::string(family[1]) + ".toml");
     std::ofstream(plan) << "[model]\npreset = \"" << family[1]
-                        << "\"\n[training]\nseq_len = 1024\nmicro_batch = 1\n[cluster]\n"
+                        << "\"\n[training]\nseq_len = 1024\nmicro_batch = 2\n[cluster]\n"
                            "gpu = \"h100-sxm5-80gb\"\ngpus_per_node = 8\n";
     const fs::path script = scratch(std::string(family[1]) + ".py");
     const fs::path result = scratch(std::string(family[1]) + ".json");
@@ -251,4 +251,29 @@ TEST_CASE("calibrate compare --replica: measured parts against the plan's at the
             .code == 2);
   CHECK(test::run_cli({"calibrate", "compare", plan.string()}).code == 2);
   CHECK(test::run_cli({"calibrate", "replica", plan.string(), "--layers", "3"}).code == 2);
+}
+
+TEST_CASE("scripts/replica-grid: the GPU grid's plans, scripts and comparisons, tiny on the CPU",
+          "[replica][python]") {
+  const std::string py = torch_python();
+  if (py.empty()) {
+    WARN("skipped: no python3 with PyTorch (scripts/dev test installs python3-torch)");
+    return;
+  }
+  const fs::path out = scratch("grid");
+  fs::remove_all(out);
+  const std::string build = fs::path(TRAINLEDGER_BINARY).parent_path().string();
+  const std::string cmd =
+      fmt::format("timeout 600 {} '{}' '{}' '{}' --cpu --limit 4 --python {} > /dev/null", py,
+                  test::source_path("scripts/replica-grid"), build, out.string(), py);
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const nlohmann::json summary =
+      nlohmann::json::parse(test::read_file((out / "summary.json").string()));
+  REQUIRE(summary.size() == 4);
+  for (const auto& row : summary) {
+    INFO(row.dump());
+    CHECK(row["ok"] == true);
+    CHECK(row["compare_exit"] == 0);
+    CHECK(row["runs"].size() == 2);
+  }
 }
