@@ -251,6 +251,11 @@ TEST_CASE("calibrate compare --replica: measured parts against the plan's at the
             .code == 2);
   CHECK(test::run_cli({"calibrate", "compare", plan.string()}).code == 2);
   CHECK(test::run_cli({"calibrate", "replica", plan.string(), "--layers", "3"}).code == 2);
+  // -o never replaces what is not a regular file.
+  CHECK(test::run_cli({"calibrate", "replica", plan.string(), "-o", "/dev/null"}).code == 2);
+  CHECK(test::run_cli({"calibrate", "compare", plan.string(), "--replica", file.string(), "-o",
+                       fs::temp_directory_path().string()})
+            .code == 2);
 }
 
 TEST_CASE("scripts/replica-grid: the GPU grid's plans, scripts and comparisons, tiny on the CPU",
