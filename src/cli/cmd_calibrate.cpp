@@ -135,7 +135,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o, CLI::App*& i
       ->check(CLI::PositiveNumber);
   compare->add_option("-o,--output", o.output,
                       "with --replica: write a calibration profile of what a GPU replica "
-                      "measured (cuda_context, matmul_efficiency), atomically");
+                      "measured (cuda_context, fragmentation, matmul_efficiency), atomically");
   compare->add_option("--format", o.plan.format, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
   replica = sub->add_subcommand(

@@ -181,6 +181,7 @@ PlanInput replica_input(const PlanInput& base, int layers) {
 
 struct Predicted {
   double allocated = 0, reserved = 0, step_s = 0;
+  double dynamic = 0;  // activations, logits and temporaries: what the allocator's reserve scales
 };
 
 Predicted predict(const PlanInput& in) {
@@ -192,8 +193,13 @@ Predicted predict(const PlanInput& in) {
   Predicted out;
   for (const StageMemory& s : r.stages) {
     const report::Comparable c = report::comparable(s);
-    out.allocated = std::max(out.allocated, c.allocated);
+    if (c.allocated <= out.allocated) continue;
+    out.allocated = c.allocated;
     out.reserved = std::max(out.reserved, c.reserved);
+    out.dynamic = 0;
+    for (const LineItem& i : s.items)
+      if (info(i.item).role == Role::activation || info(i.item).role == Role::temporary)
+        out.dynamic += i.value;
   }
   if (const LineItem* t = find_item(r.time, ItemId::time_step)) out.step_s = t->value;
   return out;
@@ -222,6 +228,7 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
                                  r.micro_batch, r.seq_len, base.training.micro_batch,
                                  base.training.seq_len)}});
     std::vector<double> depth, m_alloc, m_res, m_step, p_alloc, p_res, p_step;
+    double deepest_dynamic = 0;  // the plan's dynamic memory at the deepest run
     nlohmann::ordered_json runs = nlohmann::ordered_json::array();
     const std::string name = text::printable(f.substr(f.find_last_of('/') + 1), 64);
     table += fmt::format("{} ({}{})\n", name, r.device.empty() ? "device not named" : r.device,
@@ -237,6 +244,7 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
       p_alloc.push_back(p.allocated);
       p_res.push_back(p.reserved);
       p_step.push_back(p.step_s);
+      deepest_dynamic = p.dynamic;
       auto pair = [&](double plan, double run, bool have, double unit) {
         return have ? fmt::format("{:>9.3f} / {:<9.3f} {:>+4.0f}%", plan / unit, run / unit,
                                   run > 0 ? 100 * (plan - run) / run : 0.0)
@@ -276,6 +284,22 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
           what, lp.per_layer / unit, lr.per_layer / unit, unit_name, lp.fixed / unit,
           lr.fixed / unit, unit_name, base.model.layers, lp.at(full) / unit, lr.at(full) / unit,
           unit_name);
+      // Where a part is under-predicted by more than 5 %, what it holds.
+      const bool step = std::string(what) == "step";
+      std::vector<std::string> causes;
+      if (lr.per_layer > 1.05 * lp.per_layer)
+        causes.push_back(step ? "the layers run slower than assumed: cluster.matmul_efficiency, "
+                                "attention_efficiency, host dispatch (write a profile with -o)"
+                              : "per layer under-predicted: the activations a layer saves "
+                                "(training.framework conventions, recompute, attention)");
+      if (lr.fixed > 1.05 * lp.fixed + (step ? 0.0 : 0.05 * k_gib))
+        causes.push_back(step ? "the fixed part is slower: the LM head and loss, the optimizer "
+                                "step, host dispatch"
+                              : "fixed part under-predicted: the CUDA context, the embedding's "
+                                "and head's state, the loss's logits (cluster.cuda_context, "
+                                "training.loss)");
+      for (const std::string& c : causes) table += "    likely cause: " + c + "\n";
+      parts[what]["causes"] = causes;
     };
     const bool memory = r.runs.front().memory;
     // A replica holds the whole embedding, head and their optimizer state on one GPU.
@@ -306,6 +330,16 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
                          "{}-layer replica ({})",
                          last.device_used / k_gib, last.reserved_now / k_gib, last.layers,
                          text::printable(name, 64))});
+      // The allocator's reserve over what it handed out, as a share of the dynamic memory.
+      if (deepest_dynamic > 0 && last.reserved >= last.allocated) {
+        const double frag = std::min(1.0, (last.reserved - last.allocated) / deepest_dynamic);
+        profile.cluster.push_back(
+            {"fragmentation", fmt::format("{:.3f}", frag),
+             fmt::format("reserved {:.2f} GiB - allocated {:.2f} GiB at the peak over the plan's "
+                         "{:.2f} GiB of activations, logits and temporaries ({} layers, {})",
+                         last.reserved / k_gib, last.allocated / k_gib, deepest_dynamic / k_gib,
+                         last.layers, text::printable(name, 64))});
+      }
       // The GEMMs' efficiency from the step's part per layer (a layer's time is its GEMMs,
       // attention and element-wise kernels, all scaled alike).
       const Line lp = fit(depth, p_step), lr = fit(depth, m_step);

@@ -47,7 +47,8 @@ const std::vector<std::string>& measurable_keys() {
   static const std::vector<std::string> keys = {
       "intra_node_bandwidth", "intra_node_gather_bandwidth", "intra_node_latency",
       "inter_node_bandwidth", "inter_node_latency",          "matmul_efficiency",
-      "attention_efficiency", "memory_efficiency",           "cuda_context"};
+      "attention_efficiency", "memory_efficiency",           "cuda_context",
+      "fragmentation"};
   return keys;
 }
 

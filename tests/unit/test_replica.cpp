@@ -178,6 +178,8 @@ TEST_CASE("calibrate compare --replica: measured parts against the plan's at the
   CHECK(measured["per_layer"].get<double>() == Approx(gib));
   CHECK(measured["fixed"].get<double>() == Approx(10 * gib));
   CHECK(doc["replicas"][0]["parts"]["step"]["measured"]["per_layer"].get<double>() == Approx(0.03));
+  // 0.03 s per layer measured is far slower than the plan's: a likely cause is named.
+  CHECK(doc["replicas"][0]["parts"]["step"]["causes"].size() >= 1);
   // The plan's own replica at 2 and 3 layers: its per-layer part is positive and its fixed
   // part holds the embedding, the head and the context.
   const auto& predicted = doc["replicas"][0]["parts"]["allocated"]["predicted"];
@@ -198,11 +200,17 @@ TEST_CASE("calibrate compare --replica: measured parts against the plan's at the
   const std::string text = test::read_file(profile.string());
   CHECK(text.find("cuda_context = \"1.250 GiB\"") != std::string::npos);
   CHECK(text.find("matmul_efficiency = ") != std::string::npos);
+  CHECK(text.find("fragmentation = ") != std::string::npos);
   const test::CliResult applied =
       test::run_cli({"plan", plan.string(), "--calibration", profile.string(), "--format", "json"});
   REQUIRE(applied.code <= 1);
   const nlohmann::json pj = nlohmann::json::parse(applied.out);
   CHECK(pj["inputs"]["cluster"]["cuda_context"].get<double>() == Approx(1.25 * gib).epsilon(1e-3));
+  // The reserve: reserved − allocated at the deepest run (1.3 GiB) over the plan's dynamic
+  // memory there, a share from 0 to 1.
+  const double frag = pj["inputs"]["cluster"]["fragmentation"].get<double>();
+  CHECK(frag > 0);
+  CHECK(frag <= 1);
   CHECK(pj["origins"]["cluster.matmul_efficiency"].get<std::string>().find("gpu-profile.toml") !=
         std::string::npos);
   // Only a GPU result makes a profile, and only --replica writes one.
