@@ -320,41 +320,53 @@ std::string excerpt(const std::string& text, std::size_t line_start, std::size_t
   return text::printable(std::string_view(text).substr(from, line_end - from), 40);
 }
 
-Measured read_stats(const std::string& file, const PlanInput& in) {
+}  // namespace
+
+nlohmann::json read_json_file(const std::string& file, const char* kind, const char* what,
+                              std::string& text) {
   std::string why;
-  const auto text = config::read_regular_file(file, config::k_max_hf_config_bytes, why);
-  auto fail = [&](const std::string& m) {
-    throw config::ConfigError({config::Diagnostic{stats_origin(file), m}});
-  };
-  if (!text) fail("cannot read it: " + why);
-  // memory_stats() has a few hundred keys: bounded before the parser builds a tree.
-  config::check_json_structure(*text, file, "memory-stats", 100000,
-                               "any torch.cuda.memory_stats() dump");
-  nlohmann::json j;
+  const auto read = config::read_regular_file(file, config::k_max_hf_config_bytes, why);
+  const config::Origin origin{file, 0, 0, kind};
+  if (!read) throw config::ConfigError({config::Diagnostic{origin, "cannot read it: " + why}});
+  text = *read;
+  // Bounded before the parser builds a tree.
+  config::check_json_structure(text, file, kind, 100000, what);
   try {
-    j = nlohmann::json::parse(*text, nullptr, true, false);
+    return nlohmann::json::parse(text, nullptr, true, false);
   } catch (const nlohmann::json::parse_error& e) {
     // Located by the byte the parser stopped at; the reason without the parser's own echo of
     // the bytes it read ("last read: ..."), the text there quoted printable and bounded.
-    const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text->size());
-    const std::size_t line_start = text->rfind('\n', at == 0 ? 0 : at - 1);
+    const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const std::size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
     const std::size_t begin = line_start == std::string::npos || at == 0 ? 0 : line_start + 1;
     const int line = 1 + static_cast<int>(std::count(
-                             text->begin(), text->begin() + static_cast<long>(begin), '\n'));
+                             text.begin(), text.begin() + static_cast<long>(begin), '\n'));
     std::string reason = e.what();
     if (const std::size_t colon = reason.find(": ", reason.find("column"));
         colon != std::string::npos)
       reason = reason.substr(colon + 2);
     if (const std::size_t last = reason.find("; last read"); last != std::string::npos)
       reason.resize(last);
-    const std::string near = excerpt(*text, begin, at - begin);
-    throw config::ConfigError(
-        {config::Diagnostic{stats_origin(file, line, static_cast<int>(at - begin) + 1),
-                            fmt::format("not JSON: {}{}", text::printable(reason, 120),
-                                        near.empty() ? "" : fmt::format(" (near \"{}\")", near))}});
+    const std::string near = excerpt(text, begin, at - begin);
+    throw config::ConfigError({config::Diagnostic{
+        config::Origin{file, line, std::max(1, static_cast<int>(at - begin) + 1), kind},
+        fmt::format("not JSON: {}{}", text::printable(reason, 120),
+                    near.empty() ? "" : fmt::format(" (near \"{}\")", near))}});
   } catch (const nlohmann::json::exception&) {
-    fail("not JSON");
+    throw config::ConfigError({config::Diagnostic{origin, "not JSON"}});
   }
+}
+
+namespace {
+
+Measured read_stats(const std::string& file, const PlanInput& in) {
+  std::string text_buffer;
+  const nlohmann::json j =
+      read_json_file(file, "memory-stats", "any torch.cuda.memory_stats() dump", text_buffer);
+  const std::string* text = &text_buffer;
+  auto fail = [&](const std::string& m) {
+    throw config::ConfigError({config::Diagnostic{stats_origin(file), m}});
+  };
   if (!j.is_object()) fail("expected a JSON object (torch.cuda.memory_stats())");
   Measured m;
   m.file = file;

@@ -48,21 +48,13 @@ int line_of(const std::string& text, const std::string& key) {
 }
 
 Replica read_replica(const std::string& file) {
-  std::string why;
-  const auto text = config::read_regular_file(file, config::k_max_hf_config_bytes, why);
+  std::string buffer;
+  const nlohmann::json j =
+      read_json_file(file, "replica", "a result of the script calibrate replica writes", buffer);
   auto fail = [&](const std::string& m, const std::string& key = "") {
     throw config::ConfigError(
-        {config::Diagnostic{origin(file, key.empty() || !text ? 0 : line_of(*text, key)), m}});
+        {config::Diagnostic{origin(file, key.empty() ? 0 : line_of(buffer, key)), m}});
   };
-  if (!text) fail("cannot read it: " + why);
-  config::check_json_structure(*text, file, "replica", 100000,
-                               "a result of the script calibrate replica writes");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(*text, nullptr, true, false);
-  } catch (const nlohmann::json::exception&) {
-    fail("not JSON: expected the result the replica script writes (--out)");
-  }
   if (!j.is_object() || !j.contains("format") || j["format"] != "trainledger.replica/1")
     fail("not a replica result: \"format\" must be \"trainledger.replica/1\"", "format");
   Replica r;

@@ -250,9 +250,12 @@ TEST_CASE("calibrate compare --replica: measured parts against the plan's at the
   nlohmann::json nan_time = result;
   nan_time["runs"][1]["forward_s"] = -1;
   refused(nan_time, "\"forward_s\" must be a number of seconds");
-  std::ofstream(file) << "{\"format\": ";
-  CHECK(test::run_cli({"calibrate", "compare", plan.string(), "--replica", file.string()}).code ==
-        2);
+  std::ofstream(file) << "{\"format\":\n \"runs\": [1, }";
+  const test::CliResult broken =
+      test::run_cli({"calibrate", "compare", plan.string(), "--replica", file.string()});
+  CHECK(broken.code == 2);
+  // Located at the line and column where the parser stopped.
+  CHECK(broken.err.find(file.string() + ":2:") != std::string::npos);
   // A directory, and neither or both of --replica and --memory-stats.
   CHECK(test::run_cli({"calibrate", "compare", plan.string(), "--replica",
                        fs::temp_directory_path().string()})
