@@ -26,6 +26,7 @@ struct ReplicaRun {
   double step_s = 0, forward_s = 0, backward_s = 0, optimizer_s = 0;
   bool memory = false;                 // measured on a GPU
   double allocated = 0, reserved = 0;  // the largest of the phases' peaks
+  double phase_allocated[3] = {};      // each phase's allocated peak (k_phases)
   // After the run: the device's used memory and the allocator's reserve (0: not recorded).
   double device_used = 0, reserved_now = 0;
 };
@@ -84,8 +85,8 @@ Replica read_replica(const std::string& file) {
   };
   r.micro_batch = static_cast<std::int64_t>(count(j, "micro_batch", 1, 1e7));
   r.seq_len = static_cast<std::int64_t>(count(j, "seq_len", 1, 1e9));
-  if (!j.contains("runs") || !j["runs"].is_array() || j["runs"].size() < 2 || j["runs"].size() > 64)
-    fail("\"runs\" must be an array of 2 to 64 runs (one per depth)", "runs");
+  if (!j.contains("runs") || !j["runs"].is_array() || j["runs"].empty() || j["runs"].size() > 64)
+    fail("\"runs\" must be an array of 1 to 64 runs (one per depth)", "runs");
   for (const auto& run : j["runs"]) {
     if (!run.is_object()) fail("each of \"runs\" must be an object", "runs");
     ReplicaRun x;
@@ -100,8 +101,10 @@ Replica read_replica(const std::string& file) {
       if (!a.is_object() || !rs.is_object())
         fail("\"peak_allocated\" and \"peak_reserved\" must be objects of the phases' peaks",
              "peak_allocated");
-      for (const char* ph : k_phases) {
+      for (int k = 0; k < 3; ++k) {
+        const char* ph = k_phases[k];
         const double allocated = bytes(a, ph), reserved = bytes(rs, ph);
+        x.phase_allocated[k] = allocated;
         // The caching allocator never holds less than it has handed out.
         if (reserved < allocated)
           fail(fmt::format("the {} phase's reserved peak is below its allocated peak: not one "
@@ -260,24 +263,60 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
       runs.push_back(row);
     }
     // Fixed and per-layer parts, and both extrapolated to the plan's depth on one GPU.
+    // Fixed and per-layer parts from two depths or more, and the plan's depth on one GPU: the
+    // planner's own estimate there against the measured lines extrapolated. A memory peak is
+    // extrapolated phase by phase and the largest taken: the phase that peaks can change with
+    // depth (the optimizer step's state grows faster per layer than one micro-batch's
+    // activations under recompute).
     const double full = base.model.layers;
-    nlohmann::ordered_json parts;
+    const bool fitted = r.runs.size() >= 2;
+    const Predicted at_full =
+        fitted ? predict(replica_input(base, base.model.layers)) : Predicted{};
+    nlohmann::ordered_json parts = fitted ? nlohmann::ordered_json::object() : nullptr;
+    auto peak_at = [&]() {
+      std::pair<double, const char*> best{0, ""};
+      for (int k = 0; k < 3; ++k) {
+        std::vector<double> y;
+        for (const ReplicaRun& x : r.runs) y.push_back(x.phase_allocated[k]);
+        const double v = fit(depth, y).at(full);
+        if (v > best.first) best = {v, k_phases[k]};
+      }
+      return best;
+    };
     auto part = [&](const char* what, const std::vector<double>& plan,
-                    const std::vector<double>& run, bool have, double unit, const char* unit_name) {
+                    const std::vector<double>& run, bool have, double unit, const char* unit_name,
+                    double planned_at_full) {
       const Line lp = fit(depth, plan), lr = fit(depth, run);
-      parts[what] = {{"predicted", {{"fixed", lp.fixed}, {"per_layer", lp.per_layer}}},
-                     {"measured", have ? nlohmann::ordered_json{{"fixed", lr.fixed},
-                                                                {"per_layer", lr.per_layer}}
-                                       : nlohmann::ordered_json(nullptr)}};
+      const bool step = std::string(what) == "step";
+      nlohmann::ordered_json measured = nullptr;
+      double run_at_full = lr.at(full);
+      std::string phase;
+      if (have) {
+        measured = {{"fixed", lr.fixed}, {"per_layer", lr.per_layer}};
+        if (!step) {
+          // The allocator's cache does not grow along a line with depth (it follows the sizes of
+          // the blocks freed and asked for, and can shrink from one depth to the next): the
+          // reserved peak is the allocated one plus the deepest run's slack.
+          const auto [v, ph] = peak_at();
+          const ReplicaRun& last = r.runs.back();
+          run_at_full = std::string(what) == "reserved" ? v + (last.reserved - last.allocated) : v;
+          phase = ph;
+        }
+        measured["at_plan_depth"] = run_at_full;
+        if (!phase.empty()) measured["peak_phase"] = phase;
+      }
+      parts[what] = {
+          {"predicted",
+           {{"fixed", lp.fixed}, {"per_layer", lp.per_layer}, {"at_plan_depth", planned_at_full}}},
+          {"measured", measured}};
       if (!have) return;
       table += fmt::format(
           "  {:<10} per layer {:.4g} / {:.4g} {}, fixed {:.4g} / {:.4g} {}; at {} layers on one "
-          "GPU {:.4g} / {:.4g} {}\n",
+          "GPU {:.4g} / {:.4g} {}{}\n",
           what, lp.per_layer / unit, lr.per_layer / unit, unit_name, lp.fixed / unit,
-          lr.fixed / unit, unit_name, base.model.layers, lp.at(full) / unit, lr.at(full) / unit,
-          unit_name);
+          lr.fixed / unit, unit_name, base.model.layers, planned_at_full / unit, run_at_full / unit,
+          unit_name, phase.empty() ? "" : " (peak in the " + phase + ")");
       // Where a part is under-predicted by more than 5 %, what it holds.
-      const bool step = std::string(what) == "step";
       std::vector<std::string> causes;
       if (lr.per_layer > 1.05 * lp.per_layer)
         causes.push_back(step ? "the layers run slower than assumed: cluster.matmul_efficiency, "
@@ -305,9 +344,18 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
           r.runs.back().layers, p_res.back() / k_gib, capacity / k_gib));
       table += "  note: " + notes.back().get<std::string>() + "\n";
     }
-    part("allocated", p_alloc, m_alloc, memory, k_gib, "GiB");
-    part("reserved", p_res, m_res, memory, k_gib, "GiB");
-    part("step", p_step, m_step, !r.tiny, 1, "s");
+    if (!fitted) {
+      notes.push_back(fmt::format(
+          "one depth measured ({} layers): predicted against measured there, no fixed and "
+          "per-layer parts (two depths or more separate them)",
+          r.runs.front().layers));
+      table += "  note: " + notes.back().get<std::string>() + "\n";
+    }
+    if (fitted) {
+      part("allocated", p_alloc, m_alloc, memory, k_gib, "GiB", at_full.allocated);
+      part("reserved", p_res, m_res, memory, k_gib, "GiB", at_full.reserved);
+      part("step", p_step, m_step, !r.tiny, 1, "s", at_full.step_s);
+    }
     if (!memory) table += "  (no GPU: memory was not measured; the times are the device's own)\n";
     if (memory && !r.tiny) {
       profile.sources.push_back(f);
@@ -335,7 +383,7 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
       // The GEMMs' efficiency from the step's part per layer (a layer's time is its GEMMs,
       // attention and element-wise kernels, all scaled alike).
       const Line lp = fit(depth, p_step), lr = fit(depth, m_step);
-      if (lp.per_layer > 0 && lr.per_layer > 0) {
+      if (fitted && lp.per_layer > 0 && lr.per_layer > 0) {
         const double e =
             std::clamp(base.cluster.matmul_efficiency * lp.per_layer / lr.per_layer, 0.01, 1.0);
         profile.cluster.push_back(

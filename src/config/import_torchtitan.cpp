@@ -238,6 +238,28 @@ void model(const Value& table, Sink& s) {
   }
 }
 
+// [optimizer]: the implementation of torch.optim's step (components/optimizer.py passes
+// fused=True or foreach=True/False); the name where the planner has the optimizer.
+void optimizer(const Value& table, Sink& s) {
+  for (const auto& [k, v] : table.fields) {
+    const std::string name = "optimizer." + k;
+    if (k == "implementation") {
+      if (const Value* c = choice(v, name, "\"for-loop\", \"foreach\" or \"fused\"",
+                                  {"for-loop", "foreach", "fused"}, s))
+        s.put("training.optimizer_impl", *c);
+    } else if (k == "name") {
+      if (v.type != Value::Type::string)
+        s.error(v.origin, fmt::format("{} = {}: expected a string", name, shown(v)));
+      else if (v.string == "AdamW" || v.string == "Adam")
+        s.put("training.optimizer", string_value("adamw", v.origin));
+      else
+        s.ignore(name + " = " + v.string, "not a modelled optimizer");
+    } else {
+      s.ignore(name, "does not change memory or time");
+    }
+  }
+}
+
 // [quantize.linear.float8] or the older [float8].
 void float8(const Value& table, const std::string& section, Sink& s) {
   for (const auto& [k, v] : table.fields) {
@@ -255,6 +277,9 @@ void import_torchtitan(const Value& doc, Sink& s) {
   // torchtitan's launcher runs every job with PYTORCH_ALLOC_CONF="expandable_segments:True"
   // (run_train.sh; run_llama_train.sh since pytorch/torchtitan#643, October 2024).
   s.put("training.expandable_segments", boolean_value(true, doc.origin));
+  // Its optimizer is torch.optim's fused kernel unless [optimizer] implementation says otherwise
+  // (config/job_config.py, Optimizer.implementation = "fused").
+  s.put("training.optimizer_impl", string_value("fused", doc.origin));
   for (const auto& [section, table] : doc.fields) {
     if (table.type != Value::Type::table) {
       s.ignore(section, "not a section");
@@ -286,6 +311,8 @@ void import_torchtitan(const Value& doc, Sink& s) {
           s.ignore("compile." + k, "");
         }
       }
+    } else if (section == "optimizer") {
+      optimizer(table, s);
     } else if (section == "model") {
       model(table, s);
     } else if (section == "float8") {

@@ -208,6 +208,26 @@ StageBase<V> stage_base(const PlanInput& in, const Derived& d, const MemoryModel
 
 bool holds_activations(Phase p) { return p == Phase::forward || p == Phase::backward; }
 
+// Whether a state item is held in a phase. Under PyTorch autocast (torch.optim over fp32
+// parameters, no FSDP/ZeRO-3) the 16-bit weights are autocast's cast cache and the copies the
+// GEMMs save for backward: they exist in the forward and backward passes only. zero_grad()
+// frees the gradients (set_to_none=True, PyTorch 2.0's default, torch/optim/optimizer.py), so
+// with one micro-batch per step the forward runs without them. Measured on one H200
+// (tests/reference/replica/h200-20261204): the optimizer phase of AdamW with autocast peaks at
+// 20.0 B per parameter (fp32 weights, gradients, m, v and the foreach step's copy), no 16-bit
+// weights in it.
+bool held_in(const PlanInput& in, const Derived& d, ItemId item, Phase phase) {
+  if (phase == Phase::init) return present_at_init(item);
+  const TrainingSpec& t = in.training;
+  const bool torch_optim = t.framework == Framework::pytorch || t.framework == Framework::hf;
+  if (!torch_optim) return true;
+  if (item == ItemId::params && master_bytes(t) > 0 && in.parallel.zero < 3 &&
+      t.finetune == Finetune::full)
+    return holds_activations(phase);
+  if (item == ItemId::grads && phase == Phase::forward && d.grad_accum <= 1) return false;
+  return true;
+}
+
 // The phase's ledger; `total_only` skips assembling the list and returns it empty.
 template <typename V>
 Items<V> phase_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
@@ -219,14 +239,14 @@ Items<V> phase_items(const PlanInput& in, const Derived& d, const MemoryModel<V>
   total = dynamic + sum_values(model.fixed);
   if (phase != Phase::init) total += sum_values(model.kernels);
   for (const auto& item : base.state)
-    if (phase != Phase::init || present_at_init(item.item)) total += item.value;
+    if (held_in(in, d, item.item, phase)) total += item.value;
   Items<V> frag;
   if (dynamic > 0) frag.push_back(fragmentation_item<V>(in, dynamic, total));
   total += sum_values(frag);
   Items<V> items;
   if (total_only) return items;
   for (const auto& item : base.state)
-    if (phase != Phase::init || present_at_init(item.item)) items.push_back(item);
+    if (held_in(in, d, item.item, phase)) items.push_back(item);
   if (holds_activations(phase)) append(items, base.activations);
   append(items, temporaries);
   append(items, model.fixed);

@@ -313,6 +313,14 @@ void check_training(Violations& in, const PlanInput& p) {
   if (t.finetune == Finetune::qlora && t.precision != DType::bf16 && t.precision != DType::fp16)
     in.error("training.precision",
              fmt::format("QLoRA computes in bf16 or fp16, not {}", to_string(t.precision)));
+  // A learned position table has a row per position and no more (GPT-2's wpe, BERT's
+  // position_embeddings): a longer sequence indexes past it.
+  if (m.position_embeddings > 0 && t.seq_len > m.position_embeddings)
+    in.error("training.seq_len",
+             fmt::format("training.seq_len ({}) exceeds the model's learned positions "
+                         "(model.position_embeddings = {}): the position table has no row past "
+                         "it",
+                         t.seq_len, m.position_embeddings));
   if (t.optimizer == Optimizer::adafactor && m.count_only)
     in.error("training.optimizer",
              "Adafactor's factored state needs the matrix shapes: give a model architecture");

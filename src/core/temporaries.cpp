@@ -254,6 +254,37 @@ void kept_outputs(const PlanInput& in, const StagePlace& place, bool backward, P
               "the output's logits kept through backward (keep_outputs)");
 }
 
+// torch.optim's Adam/AdamW without the fused kernel (torch/optim/adam.py): the multi-tensor
+// step (_multi_tensor_adam, capturable=False) takes exp_avg_sq_sqrt =
+// torch._foreach_sqrt(device_exp_avg_sqs), a copy of every second moment of the device at once
+// (divided and eps added in place, consumed by _foreach_addcdiv_); the for-loop
+// (_single_tensor_adam) makes that copy one tensor at a time, the largest being the embedding
+// or the head. Measured on one H200 under PyTorch 2.11 (tests/reference/replica/h200-20261204):
+// the optimizer phase peaks at 20.0 B per parameter, the 16 B of the state plus this copy.
+template <typename V>
+void optimizer_step_copies(const PlanInput& in, const Derived& d, const Items<V>& state,
+                           Parts<V>& parts) {
+  const TrainingSpec& t = in.training;
+  if (t.optimizer != Optimizer::adamw || t.optimizer_impl == OptimizerImpl::fused ||
+      in.parallel.offload != Offload::none)
+    return;
+  const double v = value_of(state, ItemId::optimizer_v);
+  if (!(v > 0)) return;
+  if (t.optimizer_impl == OptimizerImpl::foreach) {
+    parts.add(V::term("optimizer_v", v, "B of second moments"),
+              "the foreach step's copy of the second moments (_foreach_sqrt)");
+    return;
+  }
+  // One tensor at a time: the largest, the embedding (vocab × hidden), as a share of the
+  // parameters whose state this GPU holds.
+  const double total = d.params > 0 ? d.params : 1;
+  const double largest =
+      std::min(1.0, static_cast<double>(in.model.vocab) * in.model.hidden / total);
+  parts.add(V::term("optimizer_v", v, "B of second moments") *
+                V::term("largest_share", largest, "share of the largest tensor (the embedding)"),
+            "the for-loop step's copy of one tensor's second moments");
+}
+
 template <typename V>
 Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryModel<V>& model,
                          const StagePlace& place, const Items<V>& state, Phase phase) {
@@ -274,6 +305,7 @@ Items<V> temporary_items(const PlanInput& in, const Derived& d, const MemoryMode
       if (in.parallel.zero >= 3 && arch) fsdp_gathers<V>(in, place, true, parts);
       break;
     case Phase::optimizer:
+      optimizer_step_copies<V>(in, d, state, parts);
       // A mixed-precision optimizer with 16-bit gradients upcasts them to fp32 for the
       // update: ZeRO the shard it owns (DeepSpeed's fp32 partition gradients), without ZeRO
       // all of them (Megatron's Float16OptimizerWithFloat16Params copies the grads into its

@@ -24,7 +24,9 @@ constexpr const char* k_script = R"PY(#!/usr/bin/env python3
 import argparse
 import json
 import math
+import os
 import sys
+import tempfile
 import time
 
 import torch
@@ -285,7 +287,11 @@ def run(p, layers, args, device):
     torch.manual_seed(0)
     dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "fp8": torch.bfloat16}
     compute = dtypes[p["precision"]]
-    model = Model(p, layers)
+    if device.type == "cuda" and hasattr(device, "__enter__"):
+        with device:  # built on the GPU (PyTorch 2.0+): a CPU init of billions of weights is slow
+            model = Model(p, layers)
+    else:
+        model = Model(p, layers)
     if not p["master_weights"]:
         model = model.to(compute)
     model = model.to(device)
@@ -294,7 +300,8 @@ def run(p, layers, args, device):
             import torch.distributed as dist
             from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
             if not dist.is_initialized():
-                dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29511", rank=0, world_size=1)
+                store = os.path.join(tempfile.mkdtemp(prefix="replica-"), "store")
+                dist.init_process_group("nccl", init_method="file://" + store, rank=0, world_size=1)
             mp = MixedPrecisionPolicy(param_dtype=compute, reduce_dtype=torch.float32)
             for layer in model.layers:
                 fully_shard(layer, mp_policy=mp)
@@ -377,6 +384,8 @@ def main():
     }
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
+    if "torch.distributed" in sys.modules and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
     print(f"replica: {len(runs)} runs on {result['device']} -> {args.out}")
 
 

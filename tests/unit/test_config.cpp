@@ -179,7 +179,9 @@ TEST_CASE("Hugging Face config.json files give the exact parameter counts", "[co
   };
   for (const Case& c : cases) {
     INFO(c.file);
-    const auto p = load_text("[model]\nhf_config = \"" + std::string(c.file) + "\"\n" + k_cluster);
+    // 1,024 tokens: within GPT-2's learned positions (n_positions).
+    const auto p = load_text("[model]\nhf_config = \"" + std::string(c.file) + "\"\n" + k_cluster +
+                             "[training]\nseq_len = 1024\n");
     CHECK(total_params(p.input.model) == c.params);
   }
   // Active parameters of the MoE models (model cards: 37B, 3.3B, 2.7B).

@@ -158,6 +158,7 @@ preset = "llama-2-7b"
 [training]
 seq_len = 1024
 grad_dtype = "bf16"
+optimizer_impl = "fused"  # the upcast alone: no foreach copy of the second moments
 [parallel]
 dp = 8
 zero = 0

@@ -162,6 +162,18 @@ TEST_CASE("training rules: LoRA, QLoRA, trainable counts", "[errors]") {
                "\"up_proj\", \"down_proj\", \"all-linear\" (did you mean \"q_proj\"?)"});
 }
 
+TEST_CASE("a learned position table bounds the sequence", "[errors]") {
+  // GPT-2 XL's wpe has 1,024 rows (n_positions); a 2,048-token sequence indexes past it.
+  CHECK(load_errors("[model]\npreset = \"gpt2-xl\"\n" + k_ok_cluster +
+                    "[training]\nseq_len = 2048\n") ==
+        Errors{"trainledger: error: test.toml:6:11: training.seq_len (2048) exceeds the model's "
+               "learned positions (model.position_embeddings = 1024): the position table has no "
+               "row past it"});
+  CHECK(
+      load_errors("[model]\npreset = \"gpt2-xl\"\n" + k_ok_cluster + "[training]\nseq_len = 1024\n")
+          .empty());
+}
+
 TEST_CASE("TOML syntax errors are located", "[errors]") {
   CHECK(load_errors("[model]\nlayers = \n") ==
         Errors{"trainledger: error: test.toml:2:10: invalid TOML: Error while parsing key-value "

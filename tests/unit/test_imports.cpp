@@ -81,7 +81,11 @@ TEST_CASE("imports: a real torchtitan job TOML gives the hand-written plan", "[i
         std::string::npos);
   CHECK(origin_of(imported, "training.recompute").find("torchtitan-llama3-70b.toml") !=
         std::string::npos);
-  CHECK(warned(imported, "optimizer (does not change memory or time)"));
+  // [optimizer]: AdamW, torchtitan's fused step by default (job_config.py); its lr is no input.
+  CHECK(imported.input.training.optimizer_impl == OptimizerImpl::fused);
+  CHECK(origin_of(imported, "training.optimizer").find("torchtitan-llama3-70b.toml:24") !=
+        std::string::npos);
+  CHECK(warned(imported, "optimizer.lr (does not change memory or time)"));
   // torchtitan's launcher runs with PYTORCH_ALLOC_CONF=expandable_segments:True.
   CHECK(imported.input.training.expandable_segments);
   CHECK(imported.input.cluster.fragmentation == 0.1);
@@ -314,4 +318,30 @@ TEST_CASE("emit torchtitan: the degrees multiply to the plan's GPUs and import g
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("imports: torchtitan's optimizer.implementation chooses torch.optim's step",
+          "[imports]") {
+  const auto dir = std::filesystem::temp_directory_path() / "tl-tt-optimizer";
+  std::filesystem::create_directories(dir);
+  auto plan = [&](const std::string& job) {
+    std::ofstream(dir / "job.toml") << job;
+    std::ofstream(dir / "plan.toml")
+        << "[import]\ntorchtitan = \"job.toml\"\n[model]\n"
+           "preset = \"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+    return config::load_plan_file((dir / "plan.toml").string(), {});
+  };
+  CHECK(plan("[optimizer]\nimplementation = \"foreach\"\n").input.training.optimizer_impl ==
+        OptimizerImpl::foreach);
+  CHECK(plan("[optimizer]\nimplementation = \"for-loop\"\n").input.training.optimizer_impl ==
+        OptimizerImpl::for_loop);
+  CHECK(plan("[training]\nsteps = 10\n").input.training.optimizer_impl == OptimizerImpl::fused);
+  try {
+    plan("[optimizer]\nimplementation = \"fast\"\n");
+    FAIL("a mistyped implementation must be refused");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()).find("job.toml:2:18: optimizer.implementation = \"fast\": expected "
+                                     "\"for-loop\", \"foreach\" or \"fused\"") !=
+          std::string::npos);
+  }
 }
