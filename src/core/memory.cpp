@@ -217,14 +217,14 @@ bool holds_activations(Phase p) { return p == Phase::forward || p == Phase::back
 // 20.0 B per parameter (fp32 weights, gradients, m, v and the foreach step's copy), no 16-bit
 // weights in it.
 bool held_in(const PlanInput& in, const Derived& d, ItemId item, Phase phase) {
-  if (phase == Phase::init) return present_at_init(item);
   const TrainingSpec& t = in.training;
   const bool torch_optim = t.framework == Framework::pytorch || t.framework == Framework::hf;
-  if (!torch_optim) return true;
-  if (item == ItemId::params && master_bytes(t) > 0 && in.parallel.zero < 3 &&
+  if (torch_optim && item == ItemId::params && master_bytes(t) > 0 && in.parallel.zero < 3 &&
       t.finetune == Finetune::full)
     return holds_activations(phase);
-  if (item == ItemId::grads && phase == Phase::forward && d.grad_accum <= 1) return false;
+  if (phase == Phase::init) return present_at_init(item);
+  if (torch_optim && item == ItemId::grads && phase == Phase::forward && d.grad_accum <= 1)
+    return false;
   return true;
 }
 
