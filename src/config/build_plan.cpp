@@ -348,6 +348,7 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.cublas_workspace = in.number("cluster.cublas_workspace");
   c.fragmentation = in.number("cluster.fragmentation");
   c.matmul_efficiency = in.number("cluster.matmul_efficiency");
+  c.fp8_matmul_ratio = in.number("cluster.fp8_matmul_ratio");
   c.attention_efficiency = in.number("cluster.attention_efficiency", 0);
   c.fused_attention_efficiency = in.number("cluster.fused_attention_efficiency", 0);
   c.memory_efficiency = in.number("cluster.memory_efficiency");

@@ -45,10 +45,12 @@ std::string micros(double s) { return fmt::format("{:.2f} us", s * 1e6); }
 
 const std::vector<std::string>& measurable_keys() {
   static const std::vector<std::string> keys = {
-      "intra_node_bandwidth", "intra_node_gather_bandwidth", "intra_node_latency",
-      "inter_node_bandwidth", "inter_node_latency",          "matmul_efficiency",
-      "attention_efficiency", "memory_efficiency",           "cuda_context",
-      "fragmentation"};
+      "intra_node_bandwidth", "intra_node_gather_bandwidth",
+      "intra_node_latency",   "inter_node_bandwidth",
+      "inter_node_latency",   "matmul_efficiency",
+      "attention_efficiency", "memory_efficiency",
+      "cuda_context",         "fragmentation",
+      "fp8_matmul_ratio"};
   return keys;
 }
 

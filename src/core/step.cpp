@@ -148,9 +148,16 @@ double attention_efficiency(const PlanInput& in) {
                                              : in.cluster.matmul_efficiency;
 }
 
+// The share of its peak a GEMM of the plan's precision reaches: fp8 GEMMs a smaller share of
+// theirs than bf16 GEMMs (cluster.fp8_matmul_ratio, measured by calibrate probe).
+double gemm_efficiency(const PlanInput& in) {
+  return in.cluster.matmul_efficiency *
+         (in.training.precision == DType::fp8 ? in.cluster.fp8_matmul_ratio : 1.0);
+}
+
 Rates rates_of(const PlanInput& in) {
   const double peak = peak_rate(in);
-  return Rates{peak * in.cluster.matmul_efficiency, core_peak(in) * in.cluster.matmul_efficiency,
+  return Rates{peak * gemm_efficiency(in), core_peak(in) * in.cluster.matmul_efficiency,
                core_peak(in) * attention_efficiency(in), hbm_rate<Num>(in).value()};
 }
 
@@ -426,8 +433,10 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   const StageFlops& f = pc.slow_flops;
   const V efficiency = input<V>(in, "cluster.matmul_efficiency", "matmul_efficiency",
                                 in.cluster.matmul_efficiency, "efficiency");
-  const V rate_e =
-      input<V>(in, "cluster.peak_flops", "peak_flops", peak, "FLOP/s peak") * efficiency;
+  V rate_e = input<V>(in, "cluster.peak_flops", "peak_flops", peak, "FLOP/s peak") * efficiency;
+  if (in.training.precision == DType::fp8)
+    rate_e = rate_e * input<V>(in, "cluster.fp8_matmul_ratio", "fp8_matmul_ratio",
+                               in.cluster.fp8_matmul_ratio, "fp8 GEMMs' share over bf16's");
   const V core_e = in.training.precision == DType::fp8
                        ? input<V>(in, "cluster.peak_flops", "peak_flops_bf16", core_peak(in),
                                   "FLOP/s bf16 peak") *

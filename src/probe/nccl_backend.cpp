@@ -470,6 +470,13 @@ class NcclBackend : public Backend {
                          peak_fp8 > 0 ? fmt::format(", {:.0f} % of the {:.1f} TFLOP/s peak",
                                                     100 * fp8 / peak_fp8, peak_fp8 / 1e12)
                                       : "")});
+      // The share of its peak an fp8 GEMM reaches over the share a bf16 GEMM reaches.
+      if (fp8 > 0 && bf16 > 0 && peak_fp8 > 0 && peak_bf16 > 0)
+        r.cluster.push_back(
+            {"fp8_matmul_ratio",
+             fmt::format("{:.3f}", std::min(1.0, (fp8 / peak_fp8) / (bf16 / peak_bf16))),
+             fmt::format("fp8 GEMMs at {:.0f} % of their peak against bf16's {:.0f} % ({})",
+                         100 * fp8 / peak_fp8, 100 * bf16 / peak_bf16, describe(shapes))});
     } else {
       r.notes.push_back("fp8 GEMM not measured: compute capability below 8.9");
     }

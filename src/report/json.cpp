@@ -235,6 +235,7 @@ json cluster_json(const ClusterSpec& c) {
   j["nccl_buffer"] = number(c.nccl_buffer, Unit::bytes);
   j["cublas_workspace"] = number(c.cublas_workspace, Unit::bytes);
   j["matmul_efficiency"] = c.matmul_efficiency;
+  j["fp8_matmul_ratio"] = c.fp8_matmul_ratio;
   if (c.attention_efficiency > 0) j["attention_efficiency"] = c.attention_efficiency;
   j["memory_efficiency"] = c.memory_efficiency;
   j["op_overhead"] = c.op_overhead;

@@ -4,6 +4,7 @@
 
 #include "collectives.hpp"
 #include "helpers.hpp"
+#include "timing.hpp"
 
 using namespace trainledger;
 
@@ -130,6 +131,23 @@ gpu = "h100-sxm5-80gb"
   const PlanResult all_fp8 = test::plan_text(
       plan, {"cluster.peak_flops={ bf16 = \"1978.9 TFLOP/s\", fp8 = \"1978.9 TFLOP/s\" }"});
   CHECK(value_of(all_fp8.time, ItemId::time_compute) < compute->value);
+  // fp8 GEMMs at a smaller share of their peak than bf16's (calibrate probe's fp8_matmul_ratio:
+  // 0.85 on one H200 at this model's shapes, tests/reference/replica/h200-20261204): the linear
+  // layers' FLOPs take 1/0.85 as long; attention and the LM head keep the bf16 rate.
+  bool ratio_term = false;
+  for (const Term& t : compute->terms) ratio_term = ratio_term || t.key == "fp8_matmul_ratio";
+  CHECK(ratio_term);
+  const PlanResult slower = test::plan_text(plan, {"cluster.fp8_matmul_ratio=0.85"});
+  const StageFlops f = stage_flops(fp8.input, 32, true);
+  const double gemm_s = static_cast<double>(fp8.derived.grad_accum) * f.gemm /
+                        (1978.9e12 * fp8.input.cluster.matmul_efficiency);
+  CHECK(value_of(slower.time, ItemId::time_compute) - compute->value ==
+        Approx(gemm_s * (1 / 0.85 - 1)).epsilon(1e-6));
+  // bf16 plans do not read it.
+  const std::string bf16 = "training.precision=\"bf16\"";
+  CHECK(value_of(test::plan_text(plan, {bf16, "cluster.fp8_matmul_ratio=0.5"}).time,
+                 ItemId::time_step) ==
+        value_of(test::plan_text(plan, {bf16}).time, ItemId::time_step));
 }
 
 TEST_CASE("a precision the GPU has no peak for is an error, not another peak",
