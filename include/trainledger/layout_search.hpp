@@ -26,6 +26,10 @@ struct SearchSpace {
   std::vector<int> placement;
   std::vector<int> sequence_parallel;  // 0, 1
   std::vector<int> overlap_tp;         // 0, 1: TP communication behind the GEMMs (tp > 1)
+  // Optimizer state (ZeRO >= 1) and parameters (ZeRO-3) on the host. Empty: the plan's own,
+  // and every value when no layout fits with it (offload never shortens a step; it fits what
+  // the GPUs alone cannot).
+  std::vector<Offload> offload;
   std::vector<Recompute> recompute;
   std::vector<Schedule> schedule;
   bool uneven = true;  // pp that does not divide the layers: stages as even as they can be
@@ -39,7 +43,8 @@ struct Layout {
   int shard = 0;      // parallel.zero_shard_size (0: no HSDP)
   int placement = 0;  // 0: tp, cp, dp, pp; 1: tp, cp, pp, dp
   bool sequence_parallel = false;
-  bool overlap_tp = false;  // parallel.overlap_tp
+  bool overlap_tp = false;          // parallel.overlap_tp
+  Offload offload = Offload::none;  // parallel.offload
   Recompute recompute = Recompute::none;
   Schedule schedule = Schedule::one_f_one_b;
   std::int64_t micro_batch = 1;
@@ -52,7 +57,8 @@ struct Layout {
   double mfu = 0;
   std::int64_t grad_accum = 1;
   double compute_s = 0, recompute_s = 0, comm_s = 0, bubble_s = 0, optimizer_s = 0;
-  std::int64_t order = 0;  // position in the enumeration (ties keep it)
+  double offload_s = 0, host_s = 0;  // the host's optimizer step and PCIe; dispatch waits
+  std::int64_t order = 0;            // position in the enumeration (ties keep it)
 };
 
 struct SearchOptions {
@@ -77,6 +83,7 @@ struct SearchResult {
   double limit_bytes = 0;
   double estimate_limit_bytes = 0;  // what the estimate is held to (limit_bytes without a band)
   Band band;                        // the peak band's family and ratios (none at confidence 0)
+  bool offload_tried = false;       // nothing fit with the plan's offload: every value was searched
 };
 
 // `base` with the layout applied, derived values derived again as the loader would (the

@@ -140,6 +140,13 @@ Restriction parse_restriction(const std::string& option, const std::string& text
                     fmt::format("schedule: \"{}\" is not 1f1b, gpipe, interleaved or zb-h1", v));
       r.values.push_back(v);
     }
+  } else if (key == "offload") {
+    for (const std::string& v : values) {
+      if (to_string(from_string(v, Offload::none)) != v)
+        usage_error(option,
+                    fmt::format("offload: \"{}\" is not none, optimizer or optimizer+params", v));
+      r.values.push_back(v);
+    }
   } else if (key == "placement") {
     for (const std::string& v : values) {
       if (v != "tp,cp,dp,pp" && v != "tp,cp,pp,dp" && v != "0" && v != "1")
@@ -150,7 +157,7 @@ Restriction parse_restriction(const std::string& option, const std::string& text
     usage_error(option,
                 fmt::format("unknown key \"{}\" (tp, pp, cp, ep, zero, sp, recompute, "
                             "micro_batch, schedule, virtual_stages, shard, placement, uneven, "
-                            "overlap_tp)",
+                            "overlap_tp, offload)",
                             key));
   }
   if (option == "--fix" && r.values.size() != 1)
@@ -210,6 +217,7 @@ void restrict(SearchSpace& space, const std::vector<std::string>& fixes,
     for (const std::string& v : r.values) {
       if (key == "recompute") space.recompute.push_back(from_string(v, Recompute::none));
       if (key == "schedule") space.schedule.push_back(from_string(v, Schedule::one_f_one_b));
+      if (key == "offload") space.offload.push_back(from_string(v, Offload::none));
     }
   };
   for (const auto& [key, r] : fixed) apply(r);

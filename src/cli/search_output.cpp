@@ -29,6 +29,7 @@ std::string layout_text(const Layout& l) {
   if (l.shard > 0) s += fmt::format(" (HSDP shards of {})", l.shard);
   if (l.sequence_parallel) s += " · sp";
   if (l.overlap_tp) s += " · TP overlap";
+  if (l.offload != Offload::none) s += fmt::format(" · offload {}", to_string(l.offload));
   s += fmt::format(" · recompute {} · micro-batch {}", to_string(l.recompute), l.micro_batch);
   if (l.pp > 1) {
     s += fmt::format(" · {}", to_string(l.schedule));
@@ -58,11 +59,11 @@ std::string why(const Layout& a, const Layout& b) {
     const char* name;
     double delta;
   };
-  Part parts[] = {{"compute", a.compute_s - b.compute_s},
-                  {"recompute", a.recompute_s - b.recompute_s},
-                  {"exposed communication", a.comm_s - b.comm_s},
-                  {"bubble", a.bubble_s - b.bubble_s},
-                  {"optimizer", a.optimizer_s - b.optimizer_s}};
+  Part parts[] = {
+      {"compute", a.compute_s - b.compute_s},         {"recompute", a.recompute_s - b.recompute_s},
+      {"exposed communication", a.comm_s - b.comm_s}, {"bubble", a.bubble_s - b.bubble_s},
+      {"optimizer", a.optimizer_s - b.optimizer_s},   {"host offload", a.offload_s - b.offload_s},
+      {"host dispatch", a.host_s - b.host_s}};
   std::sort(std::begin(parts), std::end(parts),
             [](const Part& x, const Part& y) { return x.delta < y.delta; });
   std::string s;
@@ -90,6 +91,7 @@ nlohmann::json layout_json(const Layout& l, const Band& band) {
       {"zero", l.zero},
       {"sequence_parallel", l.sequence_parallel},
       {"overlap_tp", l.overlap_tp},
+      {"offload", to_string(l.offload)},
       {"recompute", to_string(l.recompute)},
       {"micro_batch", l.micro_batch},
       {"grad_accum", l.grad_accum},
@@ -109,7 +111,9 @@ nlohmann::json layout_json(const Layout& l, const Band& band) {
         {"recompute", l.recompute_s},
         {"comm_exposed", l.comm_s},
         {"bubble", l.bubble_s},
-        {"optimizer", l.optimizer_s}}}};
+        {"optimizer", l.optimizer_s},
+        {"offload", l.offload_s},
+        {"host", l.host_s}}}};
   // The peak's band (docs/accuracy.md#bands), from the plan's family: null at --confidence off.
   j["peak_band_bytes"] = band.cases > 0
                              ? nlohmann::json{std::llround(l.peak_bytes * band.ratio_low),
@@ -143,6 +147,10 @@ void print_table(const SearchRun& run, const SearchOptions& so, const std::strin
       "{:.2f} s on {} job{}\n",
       r.enumerated, r.valid, r.fitting, r.limit_bytes / k_gib, 100 * so.headroom, objective,
       run.seconds, so.jobs, so.jobs == 1 ? "" : "s");
+  if (r.offload_tried)
+    out << "no layout fits with the plan's parallel.offload: searched again with every choice "
+           "(the optimizer's state on the host from ZeRO-1 on, the parameters too at ZeRO-3, "
+           "none)\n";
   if (r.band.cases > 0)
     out << fmt::format(
         "a layout fits when its peak's {:.0f} % band does: the estimate at most {:.2f} GiB "
@@ -170,7 +178,10 @@ void print_table(const SearchRun& run, const SearchOptions& so, const std::strin
         "{:>3} {:>3} {:>3} {:>5} {:>3} {:>3} {:>6} {:>3} {:>3} {:>10} {:>3} {:>5} "
         "{:<21} {:>9.2f} {:>9} {:>10.0f} {:>5.1f}%\n",
         ++rank, l.tp, l.pp, l.dp, l.cp, l.ep,
-        l.shard > 0 ? fmt::format("{}/{}", l.zero, l.shard) : std::to_string(l.zero),
+        (l.shard > 0 ? fmt::format("{}/{}", l.zero, l.shard) : std::to_string(l.zero)) +
+            (l.offload == Offload::optimizer          ? "+o"
+             : l.offload == Offload::optimizer_params ? "+op"
+                                                      : ""),
         l.sequence_parallel ? "y" : "n", l.tp > 1 ? (l.overlap_tp ? "y" : "n") : "-",
         to_string(l.recompute), l.micro_batch, l.grad_accum, sched, l.peak_bytes / k_gib,
         ms(l.step_s), l.tokens_per_s_per_gpu, 100 * l.mfu);
@@ -180,9 +191,10 @@ void print_table(const SearchRun& run, const SearchOptions& so, const std::strin
     const Layout& l = r.top[i];
     out << fmt::format(
         "  #{}: step {} = compute {} + recompute {} + exposed communication {} + "
-        "bubble {} + optimizer {}\n",
+        "bubble {} + optimizer {}{}{}\n",
         i + 1, ms(l.step_s), ms(l.compute_s), ms(l.recompute_s), ms(l.comm_s), ms(l.bubble_s),
-        ms(l.optimizer_s));
+        ms(l.optimizer_s), l.offload_s > 0 ? " + host offload " + ms(l.offload_s) : "",
+        l.host_s > 0 ? " + host dispatch " + ms(l.host_s) : "");
     if (i + 1 < r.top.size()) out << fmt::format("      vs #{}: {}\n", i + 2, why(l, r.top[i + 1]));
   }
   out << fmt::format("\nPareto front, peak memory against step time ({} layout{}):\n",
@@ -216,6 +228,7 @@ void print_search(const SearchRun& run, const SearchOptions& so, const std::stri
                    {"enumerated", r.enumerated},
                    {"valid", r.valid},
                    {"fitting", r.fitting},
+                   {"offload_tried", r.offload_tried},
                    {"limit_bytes", std::llround(r.limit_bytes)},
                    {"confidence", r.band.confidence},
                    {"estimate_limit_bytes", std::llround(r.estimate_limit_bytes)},
@@ -254,17 +267,17 @@ void print_search(const SearchRun& run, const SearchOptions& so, const std::stri
   } else if (format == "csv") {
     out << "rank,tp,pp,dp,cp,ep,zero,zero_shard_size,placement,sequence_parallel,recompute,"
            "micro_batch,grad_accum,schedule,virtual_stages,stage_layers,peak_bytes,step_s,"
-           "tokens_per_s_per_gpu,mfu,overlap_tp\n";
+           "tokens_per_s_per_gpu,mfu,overlap_tp,offload\n";
     int rank = 0;
     for (const Layout& l : r.top)
       out << fmt::format(
           "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{:.9g},{:.9g},"
-          "{:.6g},{}\n",
+          "{:.6g},{},{}\n",
           ++rank, l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.shard,
           l.placement == 1 ? "tp cp pp dp" : "tp cp dp pp", l.sequence_parallel ? "true" : "false",
           to_string(l.recompute), l.micro_batch, l.grad_accum, to_string(l.schedule),
           l.virtual_stages, fmt::join(l.stage_layers, " "), std::llround(l.peak_bytes), l.step_s,
-          l.tokens_per_s_per_gpu, l.mfu, l.overlap_tp ? "true" : "false");
+          l.tokens_per_s_per_gpu, l.mfu, l.overlap_tp ? "true" : "false", to_string(l.offload));
   } else {
     print_table(run, so, objective, out);
   }

@@ -71,6 +71,7 @@ void apply_layout(PlanInput& work, const PlanInput& base, const Layout& l) {
     p.placement = base.parallel.placement;
   p.sequence_parallel = l.sequence_parallel;
   p.overlap_tp = l.overlap_tp;
+  p.offload = l.offload;
   p.schedule = l.schedule;
   p.virtual_stages = l.virtual_stages;
   p.stage_layers = l.stage_layers;
@@ -112,7 +113,8 @@ bool same_memory(const Layout& a, const Layout& b) {
   return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp && a.ep == b.ep &&
          a.zero == b.zero && a.shard == b.shard && a.sequence_parallel == b.sequence_parallel &&
          a.recompute == b.recompute && a.schedule == b.schedule && a.micro_batch == b.micro_batch &&
-         a.virtual_stages == b.virtual_stages && a.stage_layers == b.stage_layers;
+         a.virtual_stages == b.virtual_stages && a.stage_layers == b.stage_layers &&
+         a.offload == b.offload;
 }
 
 // What a searching thread keeps: its copy of the plan, the numbers' storage, and which layout's
@@ -150,6 +152,8 @@ void evaluate_one(Layout& l, Worker& w, const PlanInput& base, double limit, Sli
   l.comm_s = item(nums.time, ItemId::time_comm_exposed);
   l.bubble_s = item(nums.time, ItemId::time_bubble);
   l.optimizer_s = item(nums.time, ItemId::time_optimizer);
+  l.offload_s = item(nums.time, ItemId::time_offload);
+  l.host_s = item(nums.time, ItemId::time_host);
   if (!(l.step_s > 0) || !std::isfinite(l.step_s)) return;
   s.kept.push_back(l);
 }
@@ -182,6 +186,8 @@ std::vector<std::string> layout_settings(const Layout& l, int nodes, int gpus_pe
       fmt::format("training.recompute={}", to_string(l.recompute)),
       fmt::format("training.micro_batch={}", l.micro_batch)};
   if (l.tp > 1) s.push_back(fmt::format("parallel.overlap_tp={}", l.overlap_tp ? "true" : "false"));
+  if (l.offload != Offload::none)
+    s.push_back(fmt::format("parallel.offload=\"{}\"", to_string(l.offload)));
   if (l.pp > 1) s.push_back(fmt::format("parallel.schedule={}", to_string(l.schedule)));
   if (l.schedule == Schedule::interleaved)
     s.push_back(fmt::format("parallel.virtual_stages={}", l.virtual_stages));
@@ -288,6 +294,11 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
         // AsyncTP) or not: the stack may lack it, so both are tried (memory is the same).
         const std::vector<int> overlaps =
             or_all(space.overlap_tp, tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
+        // The optimizer's state on the host (ZeRO >= 1: ZeRO-Offload, Megatron-Core's optimizer
+        // offload, FSDP's CPUOffload) and the parameters too (ZeRO-3): the rules' pairs only.
+        // By default the plan's own (search_layouts tries the others when nothing fits).
+        const std::vector<Offload> offloads =
+            space.offload.empty() ? std::vector<Offload>{base.parallel.offload} : space.offload;
         std::vector<int> placements = {0};
         if (pp > 1 && dp > 1) placements.push_back(1);
         placements = or_all(space.placement, placements);
@@ -302,25 +313,31 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
                     for (Schedule sch : schedules)
                       for (int vs : sch == Schedule::interleaved ? interleavings : one)
                         for (int place : placements)
-                          for (int ovl : overlaps) {
-                            Layout l;
-                            l.tp = tp;
-                            l.pp = pp;
-                            l.dp = dp;
-                            l.cp = cp;
-                            l.ep = ep;
-                            l.zero = zero;
-                            l.shard = shard;
-                            l.placement = place;
-                            l.sequence_parallel = sp != 0;
-                            l.overlap_tp = ovl != 0;
-                            l.recompute = rc;
-                            l.micro_batch = mb;
-                            l.schedule = sch;
-                            l.virtual_stages = vs;
-                            l.stage_layers = stages;
-                            l.order = static_cast<std::int64_t>(out.size());
-                            out.push_back(std::move(l));
+                          for (Offload off : offloads) {
+                            if ((off == Offload::optimizer && zero == 0) ||
+                                (off == Offload::optimizer_params && zero != 3))
+                              continue;
+                            for (int ovl : overlaps) {
+                              Layout l;
+                              l.tp = tp;
+                              l.pp = pp;
+                              l.dp = dp;
+                              l.cp = cp;
+                              l.ep = ep;
+                              l.zero = zero;
+                              l.shard = shard;
+                              l.placement = place;
+                              l.sequence_parallel = sp != 0;
+                              l.overlap_tp = ovl != 0;
+                              l.offload = off;
+                              l.recompute = rc;
+                              l.micro_batch = mb;
+                              l.schedule = sch;
+                              l.virtual_stages = vs;
+                              l.stage_layers = stages;
+                              l.order = static_cast<std::int64_t>(out.size());
+                              out.push_back(std::move(l));
+                            }
                           }
             }
           }
@@ -330,7 +347,9 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
   return out;
 }
 
-SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
+namespace {
+
+SearchResult search_space(const PlanInput& base, const SearchOptions& o) {
   SearchResult r;
   std::vector<Layout> all = enumerate_layouts(base, o.space);
   r.enumerated = static_cast<std::int64_t>(all.size());
@@ -401,7 +420,7 @@ SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
     return a.peak_bytes == b.peak_bytes && a.step_s == b.step_s && a.tp == b.tp && a.pp == b.pp &&
            a.dp == b.dp && a.cp == b.cp && a.ep == b.ep && a.zero == b.zero &&
            a.micro_batch == b.micro_batch && a.schedule == b.schedule &&
-           a.virtual_stages == b.virtual_stages && a.shard == b.shard;
+           a.virtual_stages == b.virtual_stages && a.shard == b.shard && a.offload == b.offload;
   };
   const std::size_t want = static_cast<std::size_t>(std::max(0, o.top));
   for (Layout& l : kept) {
@@ -409,6 +428,22 @@ SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
     bool dup = false;
     for (const Layout& t : r.top) dup = dup || same(l, t);
     if (!dup) r.top.push_back(std::move(l));
+  }
+  return r;
+}
+
+}  // namespace
+
+SearchResult search_layouts(const PlanInput& base, const SearchOptions& o) {
+  SearchResult r = search_space(base, o);
+  // Offload only slows a step: when the space leaves it open and nothing fits with the plan's
+  // own choice (no offload, as a rule), every choice is searched: the optimizer's state on the
+  // host from ZeRO-1 on, the parameters too at ZeRO-3, and none.
+  if (r.fitting == 0 && o.space.offload.empty()) {
+    SearchOptions with = o;
+    with.space.offload = {Offload::none, Offload::optimizer, Offload::optimizer_params};
+    r = search_space(base, with);
+    r.offload_tried = true;
   }
   return r;
 }

@@ -91,6 +91,7 @@ TEST_CASE("search keeps only layouts whose host memory fits", "[first-hour][host
       trainledger::test::load_text(k_offload + "host_memory = \"128 GiB\"\n");
   trainledger::SearchOptions so;
   so.space.zero = {3};
+  so.space.offload = {trainledger::Offload::optimizer};
   so.jobs = 2;
   const trainledger::SearchResult r = trainledger::search_layouts(loaded.input, so);
   // Every layout offloads the same optimizer state to one node's host: none fits.
@@ -99,6 +100,13 @@ TEST_CASE("search keeps only layouts whose host memory fits", "[first-hour][host
   trainledger::PlanInput roomy = loaded.input;
   roomy.cluster.host_memory = 2.0 * (1LL << 40);
   CHECK(trainledger::search_layouts(roomy, so).fitting > 0);
+  // With offload left open, nothing fits with the plan's own: every choice is searched, and the
+  // layouts that keep the state on the GPUs fit.
+  so.space.offload.clear();
+  const trainledger::SearchResult open = trainledger::search_layouts(loaded.input, so);
+  CHECK(open.offload_tried);
+  REQUIRE(open.fitting > 0);
+  CHECK(open.top.front().offload == trainledger::Offload::none);
 }
 
 TEST_CASE("plan prints the fixes check prints, and points to search when none is enough",

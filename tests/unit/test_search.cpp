@@ -42,6 +42,7 @@ std::vector<std::string> sets_of(const Layout& l) {
   if (!l.stage_layers.empty())
     s.push_back(fmt::format("parallel.stage_layers=[{}]", fmt::join(l.stage_layers, ",")));
   if (l.shard > 0) s.push_back(fmt::format("parallel.zero_shard_size={}", l.shard));
+  s.push_back(fmt::format("parallel.offload=\"{}\"", to_string(l.offload)));
   if (l.placement == 1) s.push_back("parallel.placement=[\"tp\", \"cp\", \"pp\", \"dp\"]");
   return s;
 }
@@ -364,4 +365,51 @@ TEST_CASE("search tries TP communication behind the GEMMs, and --fix holds it", 
   CHECK(k["top"][0]["step_s"].get<double>() > j["top"][0]["step_s"].get<double>());
   // A value that is not true or false is a usage error.
   CHECK(test::run_cli({"search", "--fix", "ovl=maybe"}).code == 2);
+}
+
+TEST_CASE("search tries offload when nothing fits the GPUs alone, and --fix holds it", "[search]") {
+  // Explicit offload values: the best of separate plans to the bit, the offloaded ones too.
+  SearchSpace offload;
+  offload.zero = {1, 3};
+  offload.recompute = {Recompute::full};
+  offload.offload = {Offload::none, Offload::optimizer, Offload::optimizer_params};
+  brute_force(k_small, offload);
+  const PlanInput small = test::load_text(k_small).input;
+  int optimizer = 0, params = 0;
+  for (const Layout& l : enumerate_layouts(small, offload)) {
+    // Only the rules' pairs: the optimizer's state from ZeRO-1 on, the parameters at ZeRO-3.
+    CHECK((l.offload != Offload::optimizer_params || l.zero == 3));
+    optimizer += l.offload == Offload::optimizer;
+    params += l.offload == Offload::optimizer_params;
+  }
+  CHECK(optimizer > 0);
+  CHECK(params > 0);
+  // By default a plan that fits is searched without offload (it never shortens a step).
+  const SearchResult plain = search_layouts(small, SearchOptions{});
+  CHECK_FALSE(plain.offload_tried);
+  for (const Layout& l : enumerate_layouts(small, SearchSpace{})) CHECK(l.offload == Offload::none);
+  // Llama 3.1 70B on one node of 8 H100s: nothing fits the GPUs alone; with the optimizer's
+  // state and the parameters on the host (ZeRO-3) it does.
+  const auto one_node = test::run_cli(
+      {"search", "--set", "cluster.nodes=1", "--top", "3", "--format", "json", "--no-progress"});
+  REQUIRE(one_node.code == 0);
+  const auto j = nlohmann::json::parse(one_node.out);
+  CHECK(j["search"]["offload_tried"] == true);
+  REQUIRE(!j["top"].empty());
+  for (const auto& l : j["top"]) {
+    CHECK(l["offload"] != "none");
+    CHECK(l["time_s"]["offload"].get<double>() > 0);
+  }
+  const auto alone = test::run_cli({"search", "--set", "cluster.nodes=1", "--fix", "offload=none",
+                                    "--format", "json", "--no-progress"});
+  CHECK(nlohmann::json::parse(alone.out)["top"].empty());
+  const auto table =
+      test::run_cli({"search", "--set", "cluster.nodes=1", "--top", "1", "--no-progress"});
+  CHECK(table.out.find("no layout fits with the plan's parallel.offload") != std::string::npos);
+  CHECK(table.out.find("+ host offload") != std::string::npos);
+  // A value that is no offload is a usage error.
+  const auto bad = test::run_cli({"search", "--allow", "offload=none,disk"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("offload: \"disk\" is not none, optimizer or optimizer+params") !=
+        std::string::npos);
 }
