@@ -182,6 +182,7 @@ struct ClusterSpec {
   double cublas_workspace = 0;     // bytes
   double fragmentation = 0.1;      // allocator reserve as a share of the dynamic memory
   double matmul_efficiency = 0.7;  // achieved share of the dense peak FLOP/s in GEMMs (assumed)
+  double activation_factor = 1;    // measured per-layer activations over the ledger's (replica)
   double fp8_matmul_ratio = 1;     // fp8 GEMMs' share of their peak over bf16's (probe-measured)
   double fused_attention_efficiency = 0;  // Transformer Engine's fused attention (megatron)
   double attention_efficiency = 0;        // the same in flash attention (executed FLOPs); 0: GEMMs'

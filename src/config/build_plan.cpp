@@ -349,6 +349,7 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.fragmentation = in.number("cluster.fragmentation");
   c.matmul_efficiency = in.number("cluster.matmul_efficiency");
   c.fp8_matmul_ratio = in.number("cluster.fp8_matmul_ratio");
+  c.activation_factor = in.number("cluster.activation_factor");
   c.attention_efficiency = in.number("cluster.attention_efficiency", 0);
   c.fused_attention_efficiency = in.number("cluster.fused_attention_efficiency", 0);
   c.memory_efficiency = in.number("cluster.memory_efficiency");

@@ -50,7 +50,7 @@ const std::vector<std::string>& measurable_keys() {
       "inter_node_latency",   "matmul_efficiency",
       "attention_efficiency", "memory_efficiency",
       "cuda_context",         "fragmentation",
-      "fp8_matmul_ratio"};
+      "fp8_matmul_ratio",     "activation_factor"};
   return keys;
 }
 

@@ -128,8 +128,13 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
     auto label = [&] {
       return "activations (" + std::string(to_string(in.training.recompute)) + " recompute)";
     };
-    out.push_back(
-        make(ItemId::activations, label, Unit::bytes, layers * flight, k_src_korthikanti));
+    V saved = layers * flight;
+    // A replica's measurement of what the stack's layers really save (calibrate compare
+    // --replica's cluster.activation_factor).
+    if (in.cluster.activation_factor != 1)
+      saved = saved * input<V>(in, "cluster.activation_factor", "activation_factor",
+                               in.cluster.activation_factor, "measured over the ledger's");
+    out.push_back(make(ItemId::activations, label, Unit::bytes, saved, k_src_korthikanti));
   }
   Tensors edges;
   if (place.first) edges = first_stage_tensors(in);

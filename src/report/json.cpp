@@ -236,6 +236,7 @@ json cluster_json(const ClusterSpec& c) {
   j["cublas_workspace"] = number(c.cublas_workspace, Unit::bytes);
   j["matmul_efficiency"] = c.matmul_efficiency;
   j["fp8_matmul_ratio"] = c.fp8_matmul_ratio;
+  j["activation_factor"] = c.activation_factor;
   if (c.attention_efficiency > 0) j["attention_efficiency"] = c.attention_efficiency;
   j["memory_efficiency"] = c.memory_efficiency;
   j["op_overhead"] = c.op_overhead;
