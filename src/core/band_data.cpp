@@ -205,6 +205,14 @@ const std::vector<Residual>& residuals() {
       {Quantity::time, "time/mpt-7b-a100-s2048-g128.toml (throughput.tokens_per_s_per_gpu)", "mosaicml", "pytorch", false, true, true, 1.103736},
       {Quantity::time, "time/llama3-405b-8192gpu.toml (mfu)", "llama3", "megatron", false, true, false, 0.596472},
       {Quantity::time, "time/llama3-405b-16384gpu.toml (mfu)", "llama3", "megatron", false, true, false, 0.481737},
+      {Quantity::time, "time/megascale-175b-megatron-256gpu.toml (throughput.tokens_per_s_per_gpu)", "megascale", "megatron", false, true, false, 1.058926},
+      {Quantity::time, "time/megascale-175b-megatron-512gpu.toml (throughput.tokens_per_s_per_gpu)", "megascale", "megatron", false, true, false, 1.090985},
+      {Quantity::time, "time/megascale-175b-megatron-768gpu.toml (throughput.tokens_per_s_per_gpu)", "megascale", "megatron", false, true, false, 1.134978},
+      {Quantity::time, "time/megascale-175b-megatron-1024gpu.toml (throughput.tokens_per_s_per_gpu)", "megascale", "megatron", false, true, false, 1.150364},
+      {Quantity::time, "time/megascale-175b-megatron-3072gpu.toml (throughput.tokens_per_s_per_gpu)", "megascale", "megatron", false, true, false, 1.124980},
+      {Quantity::time, "time/megascale-175b-megatron-6144gpu.toml (throughput.tokens_per_s_per_gpu)", "megascale", "megatron", false, true, false, 1.094388},
+      {Quantity::time, "time/megascale-175b-megatron-8192gpu.toml (throughput.tokens_per_s_per_gpu)", "megascale", "megatron", false, true, false, 1.173616},
+      {Quantity::time, "time/megascale-175b-megatron-12288gpu.toml (throughput.tokens_per_s_per_gpu)", "megascale", "megatron", false, true, false, 1.166224},
   };
   // clang-format on
   return table;
