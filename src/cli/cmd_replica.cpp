@@ -398,12 +398,12 @@ int compare_replica(const CalibrateOptions& o, const config::LoadedPlan& loaded,
             "1 + ({:.4g} measured - {:.4g} planned GiB per layer at the forward or backward "
             "peak) / the ledger's {:.4g} GiB of activations per layer",
             lm.per_layer / k_gib, la.per_layer / k_gib, deepest_activations / k_gib);
-        if (measured < 0.1 || measured > 10) {
-        } else if (measured > 1) {
+        const bool theirs = measured >= 0.1 && measured <= 10;
+        if (theirs && measured > 1) {
           factor = measured;
           profile.cluster.push_back({"activation_factor", fmt::format("{:.3f}", factor),
                                      how + " (" + text::printable(name, 64) + ")"});
-        } else {
+        } else if (theirs) {
           notes.push_back(fmt::format(
               "the layers save {:.2f}x the ledger's activations ({}); a profile does not lower "
               "them (the allocator's reserve at the whole depth would come out optimistic)",
