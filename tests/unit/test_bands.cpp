@@ -86,29 +86,35 @@ TEST_CASE("the bands hold the cases of sources they were not built from", "[band
   // of them torchtitan's Llama 3.1 405B pipeline rows (13-28 % low, one source whose
   // pipelining memory is not modelled: docs/accuracy.md#memory); 5 % is the goal. Time: 8 of
   // 68 above (12 %), seven of them MegaScale's Megatron-LM rows at 512 to 12,288 GPUs, which no
-  // other source's band reaches (1.09-1.17 against the megatron family's 1.08 without them);
-  // its bounds are 80 % inside and 12 % above until the loss at scale is modelled.
+  // other source's band reaches (1.09-1.17 against the megatron family's 1.08 without them):
+  // the cases of every other source keep the bounds, and with its rows time stays at 80 %
+  // inside and 12 % above or better until the loss at scale is modelled.
   for (Quantity q : {Quantity::memory, Quantity::time}) {
-    int n = 0, inside = 0, above = 0;
+    struct Count {
+      int n = 0, inside = 0, above = 0;
+    } rest, scale;
     std::vector<double> half;
     for (const Residual& r : residuals()) {
       if (r.quantity != q) continue;
       std::string name;
       const auto [lo, hi] =
           ratio_range(family_ratios(q, r.stack, r.moe, r.multi_gpu, r.source, name), 0.9);
-      ++n;
-      inside += lo <= r.ratio && r.ratio <= hi;
-      above += r.ratio > hi;
+      Count& c = std::string(r.source) == "megascale" ? scale : rest;
+      ++c.n;
+      c.inside += lo <= r.ratio && r.ratio <= hi;
+      c.above += r.ratio > hi;
       half.push_back((hi - lo) / 2);
     }
     std::sort(half.begin(), half.end());
     INFO((q == Quantity::memory ? "memory" : "time")
-         << ": " << n << " cases, inside " << inside << ", above " << above
-         << ", median half-width " << half[half.size() / 2]);
-    CHECK(n >= (q == Quantity::memory ? 100 : 50));
-    const bool memory = q == Quantity::memory;
-    CHECK(inside >= (memory ? 0.85 : 0.80) * n);
-    CHECK(above <= (memory ? 0.07 : 0.12) * n);
+         << ": " << rest.n << " cases, inside " << rest.inside << ", above " << rest.above
+         << ", median half-width " << half[half.size() / 2] << "; MegaScale's " << scale.n
+         << ", inside " << scale.inside << ", above " << scale.above);
+    CHECK(rest.n >= (q == Quantity::memory ? 100 : 50));
+    CHECK(rest.inside >= 0.85 * rest.n);
+    CHECK(rest.above <= 0.07 * rest.n);
+    CHECK(rest.inside + scale.inside >= 0.80 * (rest.n + scale.n));
+    CHECK(rest.above + scale.above <= 0.12 * (rest.n + scale.n));
     CHECK(half[half.size() / 2] <= 0.25);
   }
 }

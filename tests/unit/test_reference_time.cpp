@@ -75,7 +75,7 @@ TEST_CASE(
     "[reference][time]") {
   const auto all =
       nlohmann::json::parse(test::read_file(test::source_path("tests/reference/time.json")));
-  std::vector<double> abs_all, signed_all;
+  std::vector<double> abs_all, signed_all, abs_scale, signed_scale;
   for (const char* group : {"other", "nvidia", "mosaicml", "llama3", "megascale"}) {
     const Errors e = evaluate(all[group]);
     REQUIRE(e.abs.size() >= 2);
@@ -83,19 +83,29 @@ TEST_CASE(
                << fmt::format("median {:.1f} %, median signed {:+.1f} %, worst {:.1f} %",
                               100 * median(e.abs), 100 * median(e.signed_errors),
                               100 * *std::max_element(e.abs.begin(), e.abs.end())));
-    abs_all.insert(abs_all.end(), e.abs.begin(), e.abs.end());
-    signed_all.insert(signed_all.end(), e.signed_errors.begin(), e.signed_errors.end());
+    const bool scale = std::string(group) == "megascale";
+    std::vector<double>& a = scale ? abs_scale : abs_all;
+    std::vector<double>& sg = scale ? signed_scale : signed_all;
+    a.insert(a.end(), e.abs.begin(), e.abs.end());
+    sg.insert(sg.end(), e.signed_errors.begin(), e.signed_errors.end());
   }
   const double med = median(abs_all);
   const double bias = median(signed_all);
+  WARN(fmt::format("{} cases before MegaScale's: median {:.1f} %, median signed {:+.1f} %",
+                   abs_all.size(), 100 * med, 100 * bias));
+  CHECK(med <= 0.10);
+  CHECK(std::fabs(bias) <= 0.05);
+  // MegaScale's Megatron-LM baseline at 256 to 12,288 GPUs: +5.9 to +17.4 %, optimistic and
+  // growing with the GPU count (a loss at scale the planner does not model, docs/accuracy.md).
+  // With it the set misses the goal (10.4 %, +7.0 % over 60 runs); each of its rows and the
+  // whole set are held where they are, so that nothing makes them worse.
+  for (double e : signed_scale) CHECK(std::fabs(e) <= 0.18);
+  abs_all.insert(abs_all.end(), abs_scale.begin(), abs_scale.end());
+  signed_all.insert(signed_all.end(), signed_scale.begin(), signed_scale.end());
   WARN(fmt::format("all {} cases: median {:.1f} %, median signed {:+.1f} %", abs_all.size(),
-                   100 * med, 100 * bias));
-  // The goal is 10 % and ±5 % (docs/accuracy.md). MegaScale's Megatron-LM baseline at 256 to
-  // 12,288 GPUs (+5.9 to +17.4 %, optimistic, growing with the GPU count: a loss at scale the
-  // planner does not model) takes the set from 9.9 %, +4.6 % (52 runs) to 10.4 %, +7.0 % (60):
-  // these bounds (10.5 %, ±7.5 %) keep it from getting worse.
-  CHECK(med <= 0.105);
-  CHECK(std::fabs(bias) <= 0.075);
+                   100 * median(abs_all), 100 * median(signed_all)));
+  CHECK(median(abs_all) <= 0.105);
+  CHECK(std::fabs(median(signed_all)) <= 0.075);
 }
 
 TEST_CASE("llm-foundry's published layouts fit in memory", "[reference][memory]") {
