@@ -126,6 +126,9 @@ struct ParallelSpec {
   // FSDP2 fully_shard(reshard_after_forward): false keeps every unit gathered from its forward
   // to its backward (no second all-gather; torchtitan's default under pipeline parallelism).
   bool reshard_after_forward = true;
+  // PyTorch's pipelining: the schedule keeps every micro-batch's stage output to the end of the
+  // step to return them (step(return_outputs=True), its default); false: only the one in use.
+  bool keep_stage_outputs = true;
   // FSDP1 limit_all_gathers: false lets the CPU thread issue the all-gathers of units ahead of
   // the GPU (PyTorch 2.0's default), so up to every unit of the stage is gathered at once.
   bool limit_all_gathers = true;

@@ -274,6 +274,7 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
     p.reshard_after_forward = false;
     record(r, "parallel.reshard_after_forward", false, "false");
   }
+  p.keep_stage_outputs = in.boolean("parallel.keep_stage_outputs");
   p.fp8_all_gather = in.boolean("parallel.fp8_all_gather");
   p.fp8_param_gather = in.boolean("parallel.fp8_param_gather");
   p.limit_all_gathers = in.boolean("parallel.limit_all_gathers");

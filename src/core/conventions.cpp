@@ -41,6 +41,10 @@ std::vector<Convention> conventions(const PlanInput& in) {
               "last backward (one all-gather per step)"
             : "FSDP under pipelining: every unit stays gathered from forward to backward",
         "parallel.reshard_after_forward");
+  if (torch && p.pp > 1 && p.schedule != Schedule::gpipe && p.keep_stage_outputs)
+    add("pipelining keeps every micro-batch's output to the end of the step: the last stage "
+        "holds the logits of all of them",
+        "parallel.keep_stage_outputs");
   if (t.eager_norm) add("eager norms save an fp32 copy of their input", "training.norm_impl");
   if (f == Framework::hf && p.tp > 1)
     add("under TP the LM head's output is gathered to every rank");

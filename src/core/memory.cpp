@@ -21,7 +21,9 @@ constexpr const char* k_src_korthikanti =
 constexpr const char* k_src_loss =
     "PyTorch cross_entropy on an fp32 copy of the logits: log_softmax saves its fp32 output; "
     "Megatron-LM splits the vocabulary over tp (vocab-parallel cross-entropy); a fused kernel "
-    "(flash-attn's CrossEntropyLoss) keeps only the 16-bit logits and a per-row log-sum-exp";
+    "(flash-attn's CrossEntropyLoss) keeps only the 16-bit logits and a per-row log-sum-exp; "
+    "PyTorch's pipelining keeps every micro-batch's output to the end of the step "
+    "(torch/distributed/pipelining/stage.py, forward_one_chunk: output_chunks)";
 
 // What leaves the GPU under parallel.offload, per stack:
 // - Megatron-Core's --optimizer-cpu-offload (HybridDeviceOptimizer) moves the optimizer state
@@ -153,6 +155,21 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
                        place.last ? "final norm and LM-head inputs" : "embedding side", Unit::bytes,
                        edge_expr, k_src_korthikanti));
   }
+  // The micro-batches whose logits the last stage holds: the one at the loss, and under
+  // PyTorch's pipelining every earlier one of the step too. Its stage keeps each micro-batch's
+  // output until the step ends, to merge them for the caller
+  // (torch/distributed/pipelining/stage.py, _PipelineStageBase.forward_one_chunk:
+  // output_chunks.append(output); backward_one_chunk only detaches the last stage's output,
+  // clear_runtime_states frees them at the next step; parallel.keep_stage_outputs = false for
+  // step(return_outputs=False)), and the last stage's output is the logits the loss reads
+  // (fp32 in torchtitan's Llama, Transformer.forward: .float()).
+  V at_loss = loss_in_flight<V>(in, m);
+  const Framework f = in.training.framework;
+  if (place.last && in.parallel.pp > 1 && (f == Framework::pytorch || f == Framework::hf) &&
+      in.parallel.schedule != Schedule::gpipe && in.parallel.keep_stage_outputs && m > 1)
+    at_loss = at_loss + V::term("outputs_kept", m - 1,
+                                "earlier micro-batches' outputs kept to the end of the step "
+                                "(PyTorch pipelining)");
   if (place.last && in.training.loss == Loss::fused) {
     // A fused cross-entropy kernel saves the 16-bit logits it reads (and a per-row fp32
     // log-sum-exp) and computes their gradient from them in backward.
@@ -161,7 +178,7 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
              V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
              V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over") +
          V::term("lse_bytes", 4, "B (fp32 log-sum-exp)")) *
-        V::term("tokens", local_tokens(in), "tokens") * loss_in_flight<V>(in, m);
+        V::term("tokens", local_tokens(in), "tokens") * at_loss;
     out.push_back(make(ItemId::logits, "logits for the fused loss (16-bit)", Unit::bytes,
                        times_heads(logits), k_src_loss));
   }
@@ -172,7 +189,7 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
                      V::term("tokens", local_tokens(in), "tokens") *
                      V::term("vocab", static_cast<double>(in.model.vocab), "vocab") /
                      V::term("tp", loss_vocab_split(in), "ranks the vocabulary is split over") *
-                     loss_in_flight<V>(in, m);
+                     at_loss;
     out.push_back(make(ItemId::logits,
                        fp32 ? "log-probs for the loss (fp32)" : "log-probs for the loss (16-bit)",
                        Unit::bytes, times_heads(logits), k_src_loss));

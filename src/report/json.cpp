@@ -197,6 +197,7 @@ json parallel_json(const ParallelSpec& p) {
   j["zero3_prefetch_bucket_size"] = p.zero3_prefetch;
   j["gradient_as_bucket_view"] = p.gradient_as_bucket_view;
   j["reshard_after_forward"] = p.reshard_after_forward;
+  j["keep_stage_outputs"] = p.keep_stage_outputs;
   j["limit_all_gathers"] = p.limit_all_gathers;
   j["fp8_all_gather"] = p.fp8_all_gather;
   j["fp8_param_gather"] = p.fp8_param_gather;

@@ -111,6 +111,32 @@ TEST_CASE("FSDP under PyTorch's pipelining: no-sync gradients, units kept gather
   CHECK(gathers(resharded) == Approx(2 * units * resharded.derived.grad_accum));
 }
 
+// torch/distributed/pipelining/stage.py, _PipelineStageBase.forward_one_chunk: every
+// micro-batch's output is appended to output_chunks and kept until the schedule merges them at
+// the end of step(); on the last stage that output is the logits (fp32 in torchtitan's Llama).
+TEST_CASE("PyTorch's pipelining keeps the last stage's logits of every micro-batch",
+          "[frameworks][loss][pipeline]") {
+  const std::string plan = k_bf16_llama + "[parallel]\nzero = 3\npp = 2\n";
+  const PlanResult p = test::plan_text(plan);
+  const double m = p.derived.grad_accum;
+  REQUIRE(m == 16);  // 64 sequences over 4 data-parallel ranks, one per micro-batch
+  // 4,096 tokens × 128,256 vocabulary × 4 B (fp32), for the one at the loss and 15 kept.
+  const double one = 4096.0 * 128256 * 4;
+  CHECK(test::item_value(p, "logits", 1) == Approx(m * one).epsilon(1e-9));
+  CHECK(test::item_value(p, "logits", 0) == 0);
+  // Megatron's schedules free each output once sent or reduced; GPipe holds them all anyway.
+  CHECK(test::item_value(test::plan_text(plan, {"training.framework=megatron"}), "logits", 1) <
+        2 * one);
+  CHECK(test::item_value(test::plan_text(plan, {"parallel.schedule=gpipe"}), "logits", 1) ==
+        Approx(m * one).epsilon(1e-9));
+  // step(return_outputs=False): only the one at the loss.
+  CHECK(test::item_value(test::plan_text(plan, {"parallel.keep_stage_outputs=false"}), "logits",
+                         1) == Approx(one).epsilon(1e-9));
+  // Without pipelining, the one micro-batch at the loss.
+  CHECK(test::item_value(test::plan_text(k_bf16_llama + "[parallel]\nzero = 3\n"), "logits") ==
+        Approx(one).epsilon(1e-9));
+}
+
 TEST_CASE("FSDP1 without limit_all_gathers may hold every unit gathered", "[frameworks]") {
   const std::string plan = k_bf16_llama + "[parallel]\nzero = 3\n";
   const PlanResult limited = test::plan_text(plan);
