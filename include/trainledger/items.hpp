@@ -21,6 +21,7 @@ enum class Role : std::uint8_t {
   communication,  // bytes sent per GPU per step by one parallel dimension
   time,           // the step and its parts, throughput and utilization
   reliability,    // checkpoints and failures
+  rl,             // RL post-training: the phases around training (docs/rl.md)
 };
 std::string_view to_string(Role r);
 
@@ -83,8 +84,34 @@ enum class ItemId : std::uint8_t {
   checkpoint_waste_planned,
   reliability_time_lost,
   reliability_failures,
+  // RL post-training (docs/rl.md): memory of the phases around training, per GPU
+  rl_engine_weights,
+  rl_engine_activations,
+  rl_kv_cache,
+  rl_cuda_graphs,
+  rl_trainer_resident,
+  rl_reference_weights,
+  rl_forward,
+  rl_sync_buffer,
+  rl_engine_asleep,
+  // and the step's phases
+  rl_time_prefill,
+  rl_time_decode,
+  rl_time_log_probs,
+  rl_time_reference,
+  rl_time_reward,
+  rl_time_values,
+  rl_time_training,
+  rl_time_critic_training,
+  rl_time_weight_sync,
+  rl_time_sleep_wake,
+  rl_time_step,
+  rl_tokens_per_s_per_gpu,
+  rl_training_mfu,
+  rl_rollout_idle,
+  rl_training_idle,
 };
-inline constexpr int k_item_count = static_cast<int>(ItemId::reliability_failures) + 1;
+inline constexpr int k_item_count = static_cast<int>(ItemId::rl_training_idle) + 1;
 
 // What an item is, for the rules that need to know.
 struct ItemInfo {

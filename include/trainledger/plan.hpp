@@ -72,12 +72,45 @@ struct Band {
 // and ratio kept): the limit the gate, --max and search hold the estimate to.
 double band_limit(const Band& band, double limit);
 
+// RL post-training (docs/rl.md): one phase of a step, with what a GPU of its pool holds.
+struct RlPhase {
+  std::string name;  // "rollout", "log-probs", "reference", "reward", "values", "training",
+                     // "critic training", "weight sync"
+  std::string pool;  // "all" (colocated), "rollout" or "training" (split)
+  std::vector<LineItem> items;  // memory per GPU during the phase
+  double peak_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = true;
+  double time_s = 0;  // its share of the step (0 for a memory-only phase)
+};
+
+struct RlResult {
+  bool present = false;
+  std::vector<RlPhase> phases;
+  int worst = 0;               // the phase with the least memory left
+  std::string problem;         // why the plan does not fit, naming the phase ("" when it does)
+  bool kv_fits = true;         // the engine's KV cache holds one sequence of the longest length
+  std::vector<LineItem> time;  // the step's parts, the step, throughput, MFU, idle shares
+  int engines = 0;
+  int rollout_gpus = 0;  // GPUs that generate (all of them when colocated)
+  int total_gpus = 0;
+  double kv_bytes_per_token = 0;  // per engine rank, every layer
+  double kv_tokens = 0;           // tokens the engine's KV cache holds, per engine
+  double concurrency = 0;         // sequences an engine decodes at once
+  double samples = 0;             // sequences per step
+  double tokens_per_step = 0;     // prompt and response tokens per step, at the means
+  double host_bytes = 0;          // per node: sleeping engine weights and offloaded trainer state
+};
+
 struct Verdict {
   bool fits = true;  // every GPU: the worst stage's peak within the GPU's capacity
   // Every host: the host memory per node (offloaded state, pinned buffers, the loader) within
   // cluster.host_memory (true when no host capacity is given). A plan fits only when both do:
   // plan_fits().
   bool host_fits = true;
+  // RL plans: every phase of the step (rollout, log-prob passes, training, weight sync) fits,
+  // and the rollout engine's KV cache holds one sequence of the longest length (docs/rl.md).
+  bool rl_fits = true;
   // The band on the worst stage's peak, and whether its upper end fits in the capacity less the
   // required headroom (a plan that fits only at the estimate is "near": check fails it).
   Band peak_band;
@@ -93,7 +126,7 @@ struct Verdict {
 };
 
 // A plan fits only when every GPU and every host does.
-inline bool plan_fits(const Verdict& v) { return v.fits && v.host_fits; }
+inline bool plan_fits(const Verdict& v) { return v.fits && v.host_fits && v.rl_fits; }
 
 // A plan whose estimate fits with the required headroom but whose band's upper end does not:
 // reports call it near, and check fails it.
@@ -150,7 +183,12 @@ struct PlanResult {
   // Bands on time.step and on throughput.tokens_per_s_per_gpu (none without the time side).
   Band step_band;
   Band throughput_band;
+  // RL post-training: the phases of a step around the training above (present with [rl]).
+  RlResult rl;
 };
+
+// The RL phases of a plan with an [rl] section (src/core/rl.cpp); `plan` holds its training.
+RlResult compute_rl(const PlanResult& plan);
 
 // The confidence of the bands every plan carries unless --confidence says otherwise.
 inline constexpr double k_default_confidence = 0.9;

@@ -211,6 +211,47 @@ struct CheckpointSpec {
   double interval = 0;  // s between checkpoints as planned; 0: not given
 };
 
+// RL post-training (docs/rl.md): the actor trains with the plan's own layout; a rollout engine
+// generates the samples, and the other roles (reference, critic, reward model) run forward
+// passes of the actor's architecture.
+enum class RlAlgorithm { grpo, ppo, dapo, rloo, dpo };
+enum class RlPlacement { colocated, split };
+enum class RlEngine { vllm, sglang };
+enum class RlSleep { offload, discard, none };
+
+struct RlSpec {
+  bool enabled = false;  // the plan has an [rl] section
+  RlAlgorithm algorithm = RlAlgorithm::grpo;
+  std::int64_t prompts = 0;
+  std::int64_t samples = 1;  // responses per prompt
+  std::int64_t prompt_length = 1024;
+  std::int64_t response_length = 2048;
+  double mean_prompt_length = 0;
+  double mean_response_length = 0;
+  std::int64_t mini_batch_prompts = 0;
+  int epochs = 1;
+  RlPlacement placement = RlPlacement::colocated;
+  int rollout_gpus = 0;  // split: GPUs that generate, beside the cluster's
+  bool off_policy = false;
+  RlEngine engine = RlEngine::vllm;
+  int rollout_tp = 1;
+  double memory_fraction = 0.5;
+  std::int64_t max_num_seqs = 1024;
+  std::int64_t max_batched_tokens = 8192;
+  DType kv_dtype = DType::bf16;
+  bool cuda_graphs = true;
+  RlSleep sleep = RlSleep::offload;
+  bool offload_params = false;
+  bool offload_optimizer = false;
+  bool reference = true;
+  bool reward_model = false;
+  std::int64_t log_prob_micro_batch = 1;
+
+  bool rollout() const { return enabled && algorithm != RlAlgorithm::dpo; }
+  bool critic() const { return enabled && algorithm == RlAlgorithm::ppo; }
+  std::int64_t sequences() const { return prompts * samples; }
+};
+
 // The source of every resolved key ("cluster.cuda_context" → preset), sorted by key. Keys
 // without an entry count as defaults.
 class Provenance {
@@ -229,6 +270,7 @@ struct PlanInput {
   ParallelSpec parallel;
   ClusterSpec cluster;
   CheckpointSpec checkpoint;
+  RlSpec rl;
   Provenance provenance;
 };
 
@@ -253,6 +295,10 @@ std::string_view to_string(Loss l);
 std::string_view to_string(OptimizerImpl o);
 std::string_view to_string(CheckpointFormat f);
 std::string_view to_string(Framework f);
+std::string_view to_string(RlAlgorithm a);
+std::string_view to_string(RlPlacement p);
+std::string_view to_string(RlEngine e);
+std::string_view to_string(RlSleep s);
 
 // Every value of each enum, for reverse lookups (overloads picked by a dummy argument).
 constexpr std::array<Optimizer, 6> all_values(Optimizer) {
@@ -305,6 +351,19 @@ constexpr std::array<CheckpointFormat, 2> all_values(CheckpointFormat) {
 constexpr std::array<Framework, 5> all_values(Framework) {
   return {Framework::generic, Framework::pytorch, Framework::hf, Framework::megatron,
           Framework::deepspeed};
+}
+constexpr std::array<RlAlgorithm, 5> all_values(RlAlgorithm) {
+  return {RlAlgorithm::grpo, RlAlgorithm::ppo, RlAlgorithm::dapo, RlAlgorithm::rloo,
+          RlAlgorithm::dpo};
+}
+constexpr std::array<RlPlacement, 2> all_values(RlPlacement) {
+  return {RlPlacement::colocated, RlPlacement::split};
+}
+constexpr std::array<RlEngine, 2> all_values(RlEngine) {
+  return {RlEngine::vllm, RlEngine::sglang};
+}
+constexpr std::array<RlSleep, 3> all_values(RlSleep) {
+  return {RlSleep::offload, RlSleep::discard, RlSleep::none};
 }
 constexpr std::array<DType, 5> all_values(DType) {
   return {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8};

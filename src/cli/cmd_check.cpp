@@ -71,9 +71,12 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   const double high = c.plan.verdict.peak_band.cases > 0 ? c.plan.verdict.peak_band.high : peak;
   // A plan fits only when every GPU and every host does: the host memory per node over
   // cluster.host_memory is OVER, whatever the GPUs say.
-  c.status = peak > c.capacity || !c.plan.verdict.host_fits ? Status::over
-             : peak > c.limit || high > c.limit             ? Status::near
-                                                            : Status::ok;
+  // An RL plan fits only when every phase of its step does (docs/rl.md): the rollout engine's
+  // share and KV cache, the log-prob passes, the weight sync.
+  c.status = peak > c.capacity || !c.plan.verdict.host_fits || !c.plan.verdict.rl_fits
+                 ? Status::over
+             : peak > c.limit || high > c.limit ? Status::near
+                                                : Status::ok;
   // The GPU fixes, unless only the host is over (they would not help it: offloading more makes
   // it worse; print_details says what does).
   if (c.status != Status::ok && !only_host_over(c.plan.verdict))
@@ -161,6 +164,8 @@ std::string headline(const Checked& c, double unit, const std::string& u) {
           (c.capacity - v.peak_bytes) / unit, u, 100 * (c.capacity - v.peak_bytes) / c.capacity,
           c.limit / unit, u);
     case Status::over:
+      if (!v.rl_fits && v.peak_bytes <= c.capacity && v.host_fits)
+        return "does not fit: " + text::printable(c.plan.rl.problem);
       if (v.peak_bytes <= c.capacity)
         return fmt::format(
             "does not fit: the host memory per node needs {:.2f} {} of {:.2f} {} "
@@ -192,6 +197,16 @@ void print_details(const Checked& c, double unit, const std::string& u, double h
   const StageMemory& st = worst_stage(c.plan);
   const std::string where =
       fmt::format("stage {} ({}), {} phase", st.stage, st.role, to_string(st.peak_phase));
+  if (c.status == Status::over && !v.rl_fits && v.peak_bytes <= c.capacity && v.host_fits) {
+    // The training phase fits; a phase around it does not (docs/rl.md).
+    out << fmt::format("\n{}: does not fit: {}\n", c.name, text::printable(c.plan.rl.problem));
+    out << "  memory per GPU by phase:\n";
+    for (const RlPhase& ph : c.plan.rl.phases)
+      out << fmt::format("    {} ({}): {:.2f} {} of {:.2f} {}{}\n", ph.name, ph.pool,
+                         ph.peak_bytes / unit, u, ph.capacity_bytes / unit, u,
+                         ph.fits ? "" : "  does NOT fit");
+    return;
+  }
   if (c.status == Status::over && v.peak_bytes <= c.capacity) {
     // The GPUs fit; the host memory per node does not.
     const HostMemory& h = c.plan.host;

@@ -1,6 +1,7 @@
 // [training], [parallel], [cluster], [checkpoint] → typed specs; derived defaults.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "build.hpp"
 #include "reader.hpp"
@@ -374,6 +375,77 @@ CheckpointSpec build_checkpoint(const Reader& in) {
   return c;
 }
 
+// Whether the plan has an [rl] section: any rl key given.
+bool rl_given(const Resolution& r) {
+  for (const auto& [key, setting] : r.settings)
+    if (key.rfind("rl.", 0) == 0 && setting.origin.what != "default") return true;
+  return false;
+}
+
+std::int64_t default_samples(RlAlgorithm a) {
+  switch (a) {
+    case RlAlgorithm::ppo:
+      return 1;
+    case RlAlgorithm::dpo:
+      return 2;
+    default:
+      return 8;
+  }
+}
+
+// An RL plan trains on each step's samples: sequences of the longest prompt and response, and
+// one optimizer step per mini-batch (docs/rl.md#layout). The derived training keys are recorded
+// before the [training] section is built; a plan may still give them itself.
+void prepare_rl(Resolution& r, const Reader& in) {
+  if (!rl_given(r)) return;
+  const RlAlgorithm a = from_string(in.text("rl.algorithm"), RlAlgorithm::grpo);
+  if (!given(r, "rl.samples_per_prompt")) record(r, "rl.samples_per_prompt", default_samples(a));
+  if (!given(r, "training.seq_len"))
+    record(r, "training.seq_len",
+           in.integer("rl.prompt_length") + in.integer("rl.response_length"));
+  if (in.has("rl.prompts")) {
+    const std::int64_t mini = in.has("rl.mini_batch_prompts") ? in.integer("rl.mini_batch_prompts")
+                                                              : in.integer("rl.prompts");
+    if (!given(r, "training.global_batch") && !given(r, "training.grad_accum"))
+      record(r, "training.global_batch", mini * in.integer("rl.samples_per_prompt"));
+  }
+}
+
+RlSpec build_rl(const Resolution& r, const Reader& in) {
+  RlSpec s;
+  s.enabled = rl_given(r);
+  if (!s.enabled) return s;
+  s.algorithm = from_string(in.text("rl.algorithm"), RlAlgorithm::grpo);
+  s.prompts = in.integer("rl.prompts", 0);
+  s.samples = in.integer("rl.samples_per_prompt", default_samples(s.algorithm));
+  s.prompt_length = in.integer("rl.prompt_length");
+  s.response_length = in.integer("rl.response_length");
+  s.mean_prompt_length = in.number("rl.mean_prompt_length", static_cast<double>(s.prompt_length));
+  s.mean_response_length =
+      in.number("rl.mean_response_length", static_cast<double>(s.response_length) / 2);
+  s.mini_batch_prompts = in.integer("rl.mini_batch_prompts", s.prompts);
+  s.epochs = static_cast<int>(in.integer("rl.epochs"));
+  s.placement = from_string(in.text("rl.placement"), RlPlacement::colocated);
+  s.rollout_gpus = static_cast<int>(in.integer("rl.rollout_gpus"));
+  s.off_policy = in.boolean("rl.off_policy");
+  s.engine = from_string(in.text("rl.engine"), RlEngine::vllm);
+  s.rollout_tp = static_cast<int>(in.integer("rl.rollout_tp"));
+  s.memory_fraction = in.number("rl.memory_fraction");
+  s.max_num_seqs = in.integer("rl.max_num_seqs");
+  s.max_batched_tokens = in.integer("rl.max_batched_tokens");
+  s.kv_dtype = from_string(in.text("rl.kv_dtype"), DType::bf16);
+  s.cuda_graphs = in.boolean("rl.cuda_graphs");
+  s.sleep = from_string(in.text("rl.sleep"), RlSleep::offload);
+  s.offload_params = in.boolean("rl.offload_params");
+  s.offload_optimizer = in.boolean("rl.offload_optimizer");
+  s.reference =
+      given(r, "rl.reference") ? in.boolean("rl.reference") : s.algorithm != RlAlgorithm::dapo;
+  s.reward_model = in.boolean("rl.reward_model");
+  s.log_prob_micro_batch =
+      in.integer("rl.log_prob_micro_batch", in.integer("training.micro_batch", 1));
+  return s;
+}
+
 }  // namespace
 
 void free_layout(Resolution& r, std::vector<Diagnostic>& errors) {
@@ -421,6 +493,7 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
     record_text(r, "training.framework", name);
     framework_basis = why;
   }
+  prepare_rl(r, in);
   out.training = build_training(r, in);
   out.training.framework_basis = framework_basis;
   out.parallel = build_parallel(r, in);
@@ -459,6 +532,12 @@ void build_input(Resolution& r, PlanInput& out, std::vector<Diagnostic>& errors)
            fmt::format("{}", out.cluster.fragmentation));
   }
   out.checkpoint = build_checkpoint(in);
+  out.rl = build_rl(r, in);
+  if (!out.rl.enabled) {
+    // A plan without an [rl] section has no RL inputs: its report lists none of their defaults.
+    for (auto it = r.settings.begin(); it != r.settings.end();)
+      it = it->first.rfind("rl.", 0) == 0 ? r.settings.erase(it) : std::next(it);
+  }
   // Cross-field rules need a complete model; the world-size rules need a consistent world.
   if (sections_ok) validate(r, out, world_ok, errors);
   const std::int64_t accum = in.integer("training.grad_accum", 0);

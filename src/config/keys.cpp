@@ -164,6 +164,33 @@ std::vector<KeySpec> build_table() {
     {"checkpoint", "node_failure_rate", T::quantity, "\"0 /h\"", "interruptions per node per hour from host, network and storage, when gpu_failure_rate counts GPU faults only (the cluster's rate is gpus × gpu_failure_rate + nodes × node_failure_rate)", Q::rate},
     {"checkpoint", "interval", T::quantity, "", "time between checkpoints as planned (the report also gives the optimum)", Q::duration, {}, 0, 0, true},
     {"checkpoint", "format", T::choice, "\"sharded\"", "sharded (every rank writes its part) or gathered (one rank collects the full state)", Q::count, {"sharded", "gathered"}},
+    // [rl]: RL post-training (docs/rl.md). The plan's [model], [training] and [parallel] are the
+    // actor's training layout; these keys add the rollout engine, the other roles and the batch.
+    {"rl", "algorithm", T::choice, "\"grpo\"", "the algorithm, which sets the roles: grpo, rloo and dapo (actor, reference unless rl.reference = false, rule reward unless rl.reward_model), ppo (adds a critic of the actor's architecture, trained beside it), dpo (offline pairs: no rollout, a frozen reference)", Q::count, {"grpo", "ppo", "dapo", "rloo", "dpo"}},
+    {"rl", "prompts", T::integer, "", "prompts per step (verl data.train_batch_size, OpenRLHF rollout_batch_size); dpo: preference pairs per step", Q::count, {}, 1, 1e9},
+    {"rl", "samples_per_prompt", T::integer, "", "responses sampled per prompt (verl actor_rollout_ref.rollout.n); default 8 for grpo, rloo and dapo, 1 for ppo, 2 for dpo (chosen and rejected)", Q::count, {}, 1, 100000},
+    {"rl", "prompt_length", T::integer, "1024", "longest prompt in tokens (verl data.max_prompt_length): memory is sized for it", Q::count, {}, 1, 1e8},
+    {"rl", "response_length", T::integer, "2048", "longest response in tokens (verl data.max_response_length): memory and the decode tail are sized for it", Q::count, {}, 1, 1e8},
+    {"rl", "mean_prompt_length", T::number, "", "mean prompt length in tokens (default: prompt_length): the step time scales with it", Q::count, {}, 1, 1e8},
+    {"rl", "mean_response_length", T::number, "", "mean response length in tokens (verl response_length/mean; default: half of response_length): the step time scales with it", Q::count, {}, 1, 1e8},
+    {"rl", "mini_batch_prompts", T::integer, "", "prompts per optimizer step (verl ppo_mini_batch_size; default: rl.prompts, one optimizer step per epoch)", Q::count, {}, 1, 1e9},
+    {"rl", "epochs", T::integer, "1", "passes over each step's samples (verl ppo_epochs)", Q::count, {}, 1, 1000},
+    {"rl", "placement", T::choice, "\"colocated\"", "colocated (rollout and training take turns on the same GPUs; verl's hybrid engine) or split (rl.rollout_gpus more GPUs of the same kind generate while [cluster] trains)", Q::count, {"colocated", "split"}},
+    {"rl", "rollout_gpus", T::integer, "0", "split placement: GPUs that generate, beside the [cluster] GPUs that train", Q::count, {}, 0, 1e7},
+    {"rl", "off_policy", T::boolean, "false", "split placement: generation of step n + 1 overlaps training on step n (one-step off-policy: verl recipe/one_step_off_policy, NeMo-RL async GRPO); the step is the longer of the two plus the weight sync"},
+    {"rl", "engine", T::choice, "\"vllm\"", "rollout engine: vllm (gpu_memory_utilization of the GPU's whole memory) or sglang (mem_fraction_static)", Q::count, {"vllm", "sglang"}},
+    {"rl", "rollout_tp", T::integer, "1", "tensor-parallel GPUs per rollout engine (verl rollout.tensor_model_parallel_size); engines = rollout GPUs / rollout_tp", Q::count, {}, 1, 1024},
+    {"rl", "memory_fraction", T::number, "0.5", "share of each GPU's memory the engine takes for weights, activations and KV cache (vLLM gpu_memory_utilization, SGLang mem_fraction_static; verl's default 0.5)", Q::count, {}, 0, 1, true},
+    {"rl", "max_num_seqs", T::integer, "1024", "sequences an engine decodes at once at most (vLLM max_num_seqs)", Q::count, {}, 1, 1e7},
+    {"rl", "max_batched_tokens", T::integer, "8192", "tokens an engine step processes at most (vLLM max_num_batched_tokens): sizes its activation workspace and its prefill chunks", Q::count, {}, 1, 1e9},
+    {"rl", "kv_dtype", T::choice, "\"bf16\"", "KV cache dtype of the engine (vLLM kv_cache_dtype)", Q::count, {"bf16", "fp16", "fp8"}},
+    {"rl", "cuda_graphs", T::boolean, "true", "the engine captures decode steps as CUDA graphs (verl rollout.enforce_eager = false): one launch per step, and a graph pool beside the budget"},
+    {"rl", "sleep", T::choice, "\"offload\"", "colocated: what the engine does while training runs: offload (vLLM sleep level 1: weights to host memory, KV cache freed), discard (level 2: weights dropped, reloaded from the trainer) or none (stays resident)", Q::count, {"offload", "discard", "none"}},
+    {"rl", "offload_params", T::boolean, "false", "colocated: the trainer's parameters and gradients go to host memory while the engine generates (verl actor.fsdp_config.param_offload)"},
+    {"rl", "offload_optimizer", T::boolean, "false", "colocated: the trainer's optimizer state goes to host memory while the engine generates (verl actor.fsdp_config.optimizer_offload)"},
+    {"rl", "reference", T::boolean, "true", "a frozen reference policy (the actor's architecture) computes log-probs for the KL term; dapo runs without one unless this is set"},
+    {"rl", "reward_model", T::boolean, "false", "a reward model of the actor's architecture scores the responses (else a rule or a remote service: no GPU time)"},
+    {"rl", "log_prob_micro_batch", T::integer, "", "sequences per forward of the log-prob passes (verl log_prob_micro_batch_size_per_gpu; default: training.micro_batch)", Q::count, {}, 1, 1e7},
     {"import", "deepspeed", T::text, "", "a DeepSpeed JSON config to import, relative to the plan file and inside its folder (docs/config.md#importing-training-configs)"},
     {"import", "megatron", T::text, "", "a Megatron-LM launch script or argument list to import, as above"},
     {"import", "torchtitan", T::text, "", "a torchtitan TOML job config to import, as above"},
@@ -193,8 +220,8 @@ const std::vector<KeySpec>& key_table() {
 }
 
 const std::vector<std::string_view>& section_names() {
-  static const std::vector<std::string_view> names = {"model",   "training",   "parallel",
-                                                      "cluster", "checkpoint", "import"};
+  static const std::vector<std::string_view> names = {
+      "model", "training", "parallel", "cluster", "checkpoint", "rl", "import"};
   return names;
 }
 

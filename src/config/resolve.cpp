@@ -54,12 +54,13 @@ void read_sections(const Value& doc, SettingMap& out, std::map<std::string, Orig
     bool is_section = false;
     for (const std::string& k : known) is_section = is_section || k == section;
     if (!is_section) {
+      // A plain key is not a mistyped section: it gets no section's name as a hint.
       std::string hint = did_you_mean(section, known);
       if (table.type != Value::Type::table) {
         errors.push_back(Diagnostic{
             where, fmt::format("key \"{}\" is outside a section; keys belong under [model], "
-                               "[training], [parallel], [cluster] or [checkpoint]{}",
-                               section, hint)});
+                               "[training], [parallel], [cluster], [checkpoint] or [rl]",
+                               section)});
       } else {
         errors.push_back(Diagnostic{where, fmt::format("unknown section [{}]{}", section, hint)});
       }

@@ -82,6 +82,30 @@ constexpr std::array<ItemInfo, k_item_count> k_items = {{
     plain(ItemId::checkpoint_waste_planned, "checkpoint.waste_planned", Role::reliability),
     plain(ItemId::reliability_time_lost, "reliability.time_lost", Role::reliability),
     plain(ItemId::reliability_failures, "reliability.failures", Role::reliability),
+    plain(ItemId::rl_engine_weights, "rl.engine_weights", Role::rl),
+    plain(ItemId::rl_engine_activations, "rl.engine_activations", Role::rl),
+    plain(ItemId::rl_kv_cache, "rl.kv_cache", Role::rl),
+    plain(ItemId::rl_cuda_graphs, "rl.cuda_graphs", Role::rl),
+    plain(ItemId::rl_trainer_resident, "rl.trainer_resident", Role::rl),
+    plain(ItemId::rl_reference_weights, "rl.reference_weights", Role::rl),
+    plain(ItemId::rl_forward, "rl.forward", Role::rl),
+    plain(ItemId::rl_sync_buffer, "rl.sync_buffer", Role::rl),
+    plain(ItemId::rl_engine_asleep, "rl.engine_asleep", Role::rl),
+    plain(ItemId::rl_time_prefill, "rl.time.prefill", Role::rl),
+    plain(ItemId::rl_time_decode, "rl.time.decode", Role::rl),
+    plain(ItemId::rl_time_log_probs, "rl.time.log_probs", Role::rl),
+    plain(ItemId::rl_time_reference, "rl.time.reference", Role::rl),
+    plain(ItemId::rl_time_reward, "rl.time.reward", Role::rl),
+    plain(ItemId::rl_time_values, "rl.time.values", Role::rl),
+    plain(ItemId::rl_time_training, "rl.time.training", Role::rl),
+    plain(ItemId::rl_time_critic_training, "rl.time.critic_training", Role::rl),
+    plain(ItemId::rl_time_weight_sync, "rl.time.weight_sync", Role::rl),
+    plain(ItemId::rl_time_sleep_wake, "rl.time.sleep_wake", Role::rl),
+    plain(ItemId::rl_time_step, "rl.time.step", Role::rl),
+    plain(ItemId::rl_tokens_per_s_per_gpu, "rl.tokens_per_s_per_gpu", Role::rl),
+    plain(ItemId::rl_training_mfu, "rl.training_mfu", Role::rl),
+    plain(ItemId::rl_rollout_idle, "rl.rollout_idle", Role::rl),
+    plain(ItemId::rl_training_idle, "rl.training_idle", Role::rl),
 }};
 
 constexpr bool rows_in_order() {
@@ -111,6 +135,8 @@ std::string_view to_string(Role r) {
       return "time";
     case Role::reliability:
       return "reliability";
+    case Role::rl:
+      return "rl";
   }
   return "?";
 }

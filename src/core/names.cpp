@@ -192,6 +192,40 @@ std::string_view to_string(Framework f) {
   return "?";
 }
 
+std::string_view to_string(RlAlgorithm a) {
+  switch (a) {
+    case RlAlgorithm::grpo:
+      return "grpo";
+    case RlAlgorithm::ppo:
+      return "ppo";
+    case RlAlgorithm::dapo:
+      return "dapo";
+    case RlAlgorithm::rloo:
+      return "rloo";
+    case RlAlgorithm::dpo:
+      return "dpo";
+  }
+  return "grpo";
+}
+
+std::string_view to_string(RlPlacement p) {
+  return p == RlPlacement::split ? "split" : "colocated";
+}
+
+std::string_view to_string(RlEngine e) { return e == RlEngine::sglang ? "sglang" : "vllm"; }
+
+std::string_view to_string(RlSleep s) {
+  switch (s) {
+    case RlSleep::offload:
+      return "offload";
+    case RlSleep::discard:
+      return "discard";
+    case RlSleep::none:
+      return "none";
+  }
+  return "offload";
+}
+
 std::string_view to_string(CheckpointFormat f) {
   return f == CheckpointFormat::sharded ? "sharded" : "gathered";
 }

@@ -258,6 +258,10 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
   }
   add_warnings(input, r);
   apply_bands(r, k_default_confidence);
+  if (input.rl.enabled && scope.time && scope.scaling) {
+    r.rl = compute_rl(r);
+    r.verdict.rl_fits = r.rl.problem.empty();
+  }
   return r;
 }
 

@@ -333,6 +333,58 @@ void check_training(Violations& in, const PlanInput& p) {
 
 }  // namespace
 
+// RL plans (docs/rl.md): the batch splits into whole mini-batches, the means lie within the
+// maxima, and the engines tile the GPUs that generate.
+void check_rl(Violations& in, const PlanInput& p, bool world_known) {
+  const RlSpec& rl = p.rl;
+  if (!rl.enabled) return;
+  if (rl.prompts <= 0) {
+    in.error("rl.prompts", "rl.prompts: give the prompts per step (an [rl] plan needs its batch)");
+    return;
+  }
+  if (p.model.count_only) {
+    in.error("rl.algorithm",
+             "an [rl] plan needs the model's architecture (the engine's KV cache "
+             "and weights): give model.preset, model.hf_config or its shape keys, "
+             "not model.params alone");
+    return;
+  }
+  if (rl.mini_batch_prompts <= 0 || rl.prompts % rl.mini_batch_prompts != 0)
+    in.error("rl.mini_batch_prompts",
+             fmt::format("rl.mini_batch_prompts ({}) must divide rl.prompts ({})",
+                         rl.mini_batch_prompts, rl.prompts));
+  if (rl.mean_prompt_length > static_cast<double>(rl.prompt_length))
+    in.error("rl.mean_prompt_length",
+             fmt::format("rl.mean_prompt_length ({}) exceeds rl.prompt_length ({})",
+                         rl.mean_prompt_length, rl.prompt_length));
+  if (rl.mean_response_length > static_cast<double>(rl.response_length))
+    in.error("rl.mean_response_length",
+             fmt::format("rl.mean_response_length ({}) exceeds rl.response_length ({})",
+                         rl.mean_response_length, rl.response_length));
+  if (!rl.rollout()) return;
+  const bool split = rl.placement == RlPlacement::split;
+  if (split && rl.rollout_gpus <= 0)
+    in.error("rl.rollout_gpus",
+             "rl.placement = \"split\" needs rl.rollout_gpus, the GPUs that "
+             "generate beside the [cluster] GPUs that train");
+  if (!split && rl.rollout_gpus > 0)
+    in.error("rl.rollout_gpus",
+             "rl.rollout_gpus is for rl.placement = \"split\"; colocated engines use every GPU");
+  if (!split && rl.off_policy)
+    in.error("rl.off_policy",
+             "rl.off_policy needs rl.placement = \"split\": colocated phases take turns");
+  const int heads = p.model.heads;
+  if (heads > 0 && heads % rl.rollout_tp != 0)
+    in.error("rl.rollout_tp", fmt::format("rl.rollout_tp ({}) must divide model.heads ({}), as the "
+                                          "engines' tensor parallelism does",
+                                          rl.rollout_tp, heads));
+  const long long pool = split ? rl.rollout_gpus : (world_known ? p.cluster.world_size() : 0);
+  if (pool > 0 && pool % rl.rollout_tp != 0)
+    in.error("rl.rollout_tp",
+             fmt::format("rl.rollout_tp ({}) must divide the {} GPUs that generate", rl.rollout_tp,
+                         pool));
+}
+
 std::vector<RuleViolation> check_rules(const PlanInput& in, bool world_known) {
   std::vector<RuleViolation> out;
   Violations v{out};
@@ -347,6 +399,7 @@ std::vector<RuleViolation> check_rules(const PlanInput& in, bool world_known) {
   check_placement(v, in);
   check_training(v, in);
   check_sharding(v, in);
+  check_rl(v, in, world_known);
   return out;
 }
 

@@ -261,6 +261,34 @@ json checkpoint_json(const CheckpointSpec& c) {
   return j;
 }
 
+json rl_json(const RlSpec& r) {
+  return {{"algorithm", std::string(to_string(r.algorithm))},
+          {"prompts", r.prompts},
+          {"samples_per_prompt", r.samples},
+          {"prompt_length", r.prompt_length},
+          {"response_length", r.response_length},
+          {"mean_prompt_length", r.mean_prompt_length},
+          {"mean_response_length", r.mean_response_length},
+          {"mini_batch_prompts", r.mini_batch_prompts},
+          {"epochs", r.epochs},
+          {"placement", std::string(to_string(r.placement))},
+          {"rollout_gpus", r.rollout_gpus},
+          {"off_policy", r.off_policy},
+          {"engine", std::string(to_string(r.engine))},
+          {"rollout_tp", r.rollout_tp},
+          {"memory_fraction", r.memory_fraction},
+          {"max_num_seqs", r.max_num_seqs},
+          {"max_batched_tokens", r.max_batched_tokens},
+          {"kv_dtype", std::string(to_string(r.kv_dtype))},
+          {"cuda_graphs", r.cuda_graphs},
+          {"sleep", std::string(to_string(r.sleep))},
+          {"offload_params", r.offload_params},
+          {"offload_optimizer", r.offload_optimizer},
+          {"reference", r.reference},
+          {"reward_model", r.reward_model},
+          {"log_prob_micro_batch", r.log_prob_micro_batch}};
+}
+
 // What a user measures on that stage (rows.hpp, Comparable).
 json predicted_json(const StageMemory& st) {
   const Comparable c = comparable(st);
@@ -296,6 +324,7 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
                  {"parallel", parallel_json(plan.input.parallel)},
                  {"cluster", cluster_json(plan.input.cluster)},
                  {"checkpoint", checkpoint_json(plan.input.checkpoint)}};
+  if (plan.input.rl.enabled) j["inputs"]["rl"] = rl_json(plan.input.rl);
   json origins = json::object();
   for (const auto& [key, origin] : loaded.origins) origins[key] = origin;
   j["origins"] = origins;
@@ -360,6 +389,39 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
                     : item["id"] == "throughput.tokens_per_s_per_gpu" ? &plan.throughput_band
                                                                       : nullptr;
     if (b && b->cases > 0) item["band"] = json{b->low, b->high};
+  }
+  if (plan.rl.present) {
+    // RL post-training (docs/rl.md, docs/json-schema.md#rl): memory per phase, the step's
+    // phases and the engine's KV cache.
+    const RlResult& rl = plan.rl;
+    json phases = json::array();
+    for (const RlPhase& ph : rl.phases)
+      phases.push_back({{"name", ph.name},
+                        {"pool", ph.pool},
+                        {"peak_bytes", number(ph.peak_bytes, Unit::bytes)},
+                        {"capacity_bytes", number(ph.capacity_bytes, Unit::bytes)},
+                        {"fits", ph.fits},
+                        {"items", items_json(ph.items)}});
+    const RlSpec& s = plan.input.rl;
+    j["rl"] = {{"algorithm", std::string(to_string(s.algorithm))},
+               {"placement", std::string(to_string(s.placement))},
+               {"engine", std::string(to_string(s.engine))},
+               {"engines", rl.engines},
+               {"rollout_gpus", rl.rollout_gpus},
+               {"total_gpus", rl.total_gpus},
+               {"samples", rl.samples},
+               {"tokens_per_step", rl.tokens_per_step},
+               {"kv_bytes_per_token", number(rl.kv_bytes_per_token, Unit::bytes)},
+               {"kv_tokens", rl.kv_tokens},
+               {"concurrency", rl.concurrency},
+               {"kv_fits", rl.kv_fits},
+               {"host_bytes_per_node", number(rl.host_bytes, Unit::bytes)},
+               {"phases", phases},
+               {"worst_phase", rl.phases.empty() ? json(nullptr) : json(rl.phases[rl.worst].name)},
+               {"problem", rl.problem.empty() ? json(nullptr) : json(rl.problem)},
+               {"time", {{"items", items_json(rl.time)}}}};
+    j["verdict"]["rl_fits"] = plan.verdict.rl_fits;
+    j["verdict"]["rl_phase"] = rl.phases.empty() ? json(nullptr) : json(rl.phases[rl.worst].name);
   }
   json levers = json::array();
   for (const Lever& l : plan.levers) {

@@ -286,6 +286,14 @@ std::string verdict_sentence(const PlanResult& plan, const std::string& unit_nam
                         100 * b.confidence, b.low / unit_bytes, b.high / unit_bytes, unit_name,
                         b.family, b.cases)
                   : "";
+  if (v.fits && v.host_fits && !v.rl_fits) {
+    return fmt::format(
+               "does NOT fit: {}; the training phase alone fits: worst rank is {} at {:.2f} of "
+               "{:.2f} {} ({} free)",
+               plan.rl.problem, where, v.peak_bytes / unit_bytes, v.limit_bytes / unit_bytes,
+               unit_name, format_percent(v.headroom)) +
+           band;
+  }
   if (v.fits && !v.host_fits) {
     const HostMemory& h = plan.host;
     return fmt::format(

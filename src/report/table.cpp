@@ -311,6 +311,59 @@ std::string time_section(const PlanResult& plan, MemUnits u, std::size_t columns
   return out;
 }
 
+// RL plans (docs/rl.md): memory per GPU in every phase of the step, the engine's KV cache, and
+// the step's phases.
+std::string rl_section(const PlanResult& plan, MemUnits u, std::size_t columns) {
+  const RlResult& rl = plan.rl;
+  if (!rl.present) return "";
+  const RlSpec& s = plan.input.rl;
+  std::string out =
+      fmt::format("\nRL step: {} · {}{} · {:.0f} samples ({} prompts × {})", to_string(s.algorithm),
+                  to_string(s.placement), s.off_policy ? " (one-step off-policy)" : "", rl.samples,
+                  s.prompts, s.samples);
+  if (s.rollout())
+    out += fmt::format(" · {} {} engines × tp {} on {} GPUs", rl.engines, to_string(s.engine),
+                       s.rollout_tp, rl.rollout_gpus);
+  out += fmt::format(" · {} GPUs in all\n", rl.total_gpus);
+  std::size_t wname = 23;
+  for (const RlPhase& ph : rl.phases)
+    wname = std::max(wname, width(ph.name + " (" + ph.pool + ")"));
+  out += fmt::format("{}{}  {}\n", pad_right("Memory per GPU by phase", wname + 2),
+                     pad_left(memory_unit_name(u), 10), "verdict");
+  for (int k = 0; k < static_cast<int>(rl.phases.size()); ++k) {
+    const RlPhase& ph = rl.phases[k];
+    out += pad_right("  " + ph.name + " (" + ph.pool + ")", wname + 2) +
+           pad_left(format_memory(ph.peak_bytes, u), 10) + "  " +
+           (ph.fits ? "fits" : "does NOT fit") + (k == rl.worst ? "  ← least left" : "") + "\n";
+  }
+  if (s.rollout())
+    out += fmt::format(
+        "KV cache: {:.0f} tokens per engine ({:.0f} KiB per token), {:.0f} sequences decoded at "
+        "once per engine (rl.max_num_seqs {}){}\n",
+        rl.kv_tokens, rl.kv_bytes_per_token / 1024, rl.concurrency, s.max_num_seqs,
+        rl.kv_fits ? "" : "; does NOT hold one longest sequence");
+  if (rl.host_bytes > 0)
+    out += fmt::format("Host memory per node while the engine sleeps: {}\n",
+                       memory_with_unit(rl.host_bytes, u));
+  if (!rl.problem.empty()) out += "RL: does NOT fit: " + rl.problem + "\n";
+  const LineItem* step = find_item(rl.time, ItemId::rl_time_step);
+  std::string rows = items_rows("RL step time (per step)", rl.time, u, 0, columns);
+  out += rows;
+  if (step && step->value > 0) {
+    std::string shares;
+    for (const LineItem& i : rl.time)
+      if (i.unit == Unit::seconds && i.item != ItemId::rl_time_step && i.value > 0)
+        shares += (shares.empty() ? "" : ", ") +
+                  fmt::format("{} {}", i.label, format_percent(i.value / step->value));
+    out += "shares of the step: " + shares +
+           (s.placement == RlPlacement::split && s.off_policy
+                ? " (generation overlaps training: the two pools' shares add past 100 %)"
+                : "") +
+           "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string host_line(const PlanResult& plan, MemUnits u) {
@@ -376,6 +429,7 @@ std::string render_table(const PlanResult& plan, const PlanSource& loaded, const
     out += "To make it fit:\n";
     for (const std::string& f : fixes) out += "  " + f + "\n";
   }
+  out += rl_section(plan, u, options.width);
   out += time_section(plan, u, options.width);
   for (const std::string& w : loaded.warnings) out += "warning: " + w + "\n";
   for (const std::string& w : plan.warnings) out += "warning: " + w + "\n";

@@ -25,7 +25,7 @@ TEST_CASE("unknown keys and sections get a did-you-mean", "[errors]") {
                "\"parallel\"?)"});
   CHECK(load_errors("tp = 2\n" + k_ok_model + k_ok_cluster) ==
         Errors{"trainledger: error: test.toml:1:1: key \"tp\" is outside a section; keys belong "
-               "under [model], [training], [parallel], [cluster] or [checkpoint]"});
+               "under [model], [training], [parallel], [cluster], [checkpoint] or [rl]"});
   CHECK(load_errors(k_ok_model + "zzzzzz = 1\n" + k_ok_cluster) ==
         Errors{"trainledger: error: test.toml:3:1: unknown key model.zzzzzz"});
 }

@@ -45,7 +45,8 @@ TEST_CASE("plan's JSON validates against trainledger.plan/2", "[json][schema]") 
   for (const char* plan :
        {"tests/data/count-only.toml", "tests/data/no-bandwidth.toml",
         "tests/data/guessed-arch.toml", "configs/plans/llama-2-7b-qlora.toml",
-        "configs/plans/llama-3.1-8b-fsdp.toml",
+        "configs/plans/llama-3.1-8b-fsdp.toml", "configs/plans/grpo-llama-3.1-8b.toml",
+        "configs/plans/ppo-qwen2.5-7b-split.toml",
         "tests/reference/time/nvidia-mb-llama31-405b-gbs512.toml",
         "tests/reference/time/mpt-1b-h100-fp8-s512-g8.toml",
         "tests/reference/memory/litgpt-resource-tables/litgpt-llama2-7b-lora-b1.toml"})

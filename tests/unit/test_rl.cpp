@@ -1,0 +1,223 @@
+// RL post-training plans (docs/rl.md): the [rl] section, memory per phase, the step's phases,
+// the gate on the worst phase.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "helpers.hpp"
+#include "trainledger/items.hpp"
+#include "trainledger/plan.hpp"
+
+using trainledger::test::load_errors;
+using trainledger::test::plan_text;
+using trainledger::test::run_cli;
+using trainledger::test::source_path;
+
+namespace {
+
+const std::string k_grpo = source_path("configs/plans/grpo-llama-3.1-8b.toml");
+
+const std::string k_small = R"(
+[model]
+preset = "llama-3.1-8b"
+[training]
+framework = "pytorch"
+micro_batch = 2
+recompute = "full"
+loss = "chunked"
+[parallel]
+zero = 3
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 2
+gpus_per_node = 8
+[rl]
+prompts = 512
+prompt_length = 1024
+response_length = 4096
+mean_prompt_length = 300
+mean_response_length = 1500
+mini_batch_prompts = 128
+rollout_tp = 2
+memory_fraction = 0.6
+log_prob_micro_batch = 4
+)";
+
+const trainledger::RlPhase* phase(const trainledger::PlanResult& p, const std::string& name) {
+  for (const auto& ph : p.rl.phases)
+    if (ph.name == name) return &ph;
+  return nullptr;
+}
+
+double rl_item(const std::vector<trainledger::LineItem>& items, trainledger::ItemId id) {
+  for (const auto& i : items)
+    if (i.item == id) return i.value;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("an [rl] plan derives the actor's sequences and mini-batch", "[rl]") {
+  const auto p = plan_text(k_small);
+  REQUIRE(p.rl.present);
+  // GRPO samples 8 responses per prompt by default; the actor trains on sequences of the
+  // longest prompt and response, one optimizer step per mini-batch of 128 prompts × 8.
+  CHECK(p.input.rl.samples == 8);
+  CHECK(p.input.training.seq_len == 1024 + 4096);
+  CHECK(p.input.training.global_batch == 128 * 8);
+  CHECK(p.rl.samples == 4096);
+  CHECK(p.rl.engines == 8);  // 16 GPUs / tp 2
+  CHECK(p.rl.tokens_per_step == Approx(4096.0 * 1800));
+}
+
+TEST_CASE("the rollout engine's share: weights, KV cache per token, concurrency", "[rl]") {
+  const auto p = plan_text(k_small);
+  const auto* r = phase(p, "rollout");
+  REQUIRE(r);
+  const double P = p.derived.params;
+  // vLLM: 16-bit weights split over the engine's 2 tensor-parallel ranks.
+  CHECK(rl_item(r->items, trainledger::ItemId::rl_engine_weights) ==
+        Approx(P * 2 / 2).epsilon(1e-6));
+  // Llama 3.1 8B: 32 layers, 8 KV heads over tp 2 = 4 per rank, keys and values of 128 in bf16:
+  // 32 × 4 × 256 × 2 = 65,536 B per token.
+  CHECK(p.rl.kv_bytes_per_token == 65536);
+  // The KV cache is what 0.6 × 80 GiB leaves after the weights and the profiling run.
+  const double budget = 0.6 * static_cast<double>(p.input.cluster.gpu.memory_bytes);
+  const double kv = rl_item(r->items, trainledger::ItemId::rl_kv_cache);
+  CHECK(kv == Approx(budget - P - rl_item(r->items, trainledger::ItemId::rl_engine_activations)));
+  CHECK(p.rl.kv_tokens == Approx(kv / 65536));
+  // Sequences at once: what the cache holds at the mean footprint (300 + 1500 tokens), below
+  // max_num_seqs (1024) and the engine's 512 sequences.
+  CHECK(p.rl.concurrency == std::floor(kv / (65536.0 * 1800)));
+  CHECK(p.rl.concurrency < 512);
+  // The trainer's sharded fp32 state stays on the GPU while the engine generates.
+  CHECK(rl_item(r->items, trainledger::ItemId::rl_trainer_resident) > 0);
+  CHECK(r->fits);
+  CHECK(p.verdict.rl_fits);
+}
+
+TEST_CASE("every phase of a GRPO step is listed with its memory and time", "[rl]") {
+  const auto p = plan_text(k_small);
+  for (const char* name : {"rollout", "log-probs", "reference", "training", "weight sync"})
+    CHECK(phase(p, name) != nullptr);
+  CHECK(phase(p, "values") == nullptr);  // no critic in GRPO
+  // The training phase is the plan's own ledger plus the sleeping engine's graph pool.
+  const auto* t = phase(p, "training");
+  REQUIRE(t);
+  CHECK(t->peak_bytes > p.verdict.peak_bytes);
+  CHECK(t->peak_bytes < p.verdict.peak_bytes + 2.0 * (1 << 30));
+  // On-policy colocated: the step is the sum of its phases.
+  double parts = 0, step = 0;
+  for (const auto& i : p.rl.time) {
+    if (i.item == trainledger::ItemId::rl_time_step) step = i.value;
+    if (i.unit == trainledger::Unit::seconds && i.item != trainledger::ItemId::rl_time_step)
+      parts += i.value;
+  }
+  CHECK(step == Approx(parts));
+  // Training: 4 optimizer steps (512 / 128 prompts, one epoch) of the plan at the mean length.
+  const double training = rl_item(p.rl.time, trainledger::ItemId::rl_time_training);
+  CHECK(training > 0);
+  // Log-probs are forward passes: a third of the training's compute over the same samples.
+  const double log_probs = rl_item(p.rl.time, trainledger::ItemId::rl_time_log_probs);
+  CHECK(log_probs > 0.15 * training);
+  CHECK(log_probs < 0.4 * training);
+  const double tput = rl_item(p.rl.time, trainledger::ItemId::rl_tokens_per_s_per_gpu);
+  CHECK(tput == Approx(4096.0 * 1800 / step / 16));
+}
+
+TEST_CASE("PPO adds the critic's passes; DAPO drops the reference", "[rl]") {
+  const auto ppo = plan_text(k_small, {"rl.algorithm=\"ppo\""});
+  CHECK(ppo.input.rl.samples == 1);
+  CHECK(phase(ppo, "values") != nullptr);
+  CHECK(rl_item(ppo.rl.time, trainledger::ItemId::rl_time_critic_training) > 0);
+  const auto dapo = plan_text(k_small, {"rl.algorithm=\"dapo\""});
+  CHECK(phase(dapo, "reference") == nullptr);
+  CHECK(rl_item(dapo.rl.time, trainledger::ItemId::rl_time_reference) < 0);
+}
+
+TEST_CASE("split placement: one-step off-policy overlaps generation with training", "[rl]") {
+  const std::vector<std::string> split = {"rl.placement=\"split\"", "rl.rollout_gpus=8"};
+  auto off = split;
+  off.push_back("rl.off_policy=true");
+  const auto on = plan_text(k_small, split);
+  const auto async = plan_text(k_small, off);
+  CHECK(on.rl.total_gpus == 24);
+  CHECK(on.rl.engines == 4);
+  const double rollout = rl_item(on.rl.time, trainledger::ItemId::rl_time_prefill) +
+                         rl_item(on.rl.time, trainledger::ItemId::rl_time_decode);
+  const double sync = rl_item(on.rl.time, trainledger::ItemId::rl_time_weight_sync);
+  const double on_step = rl_item(on.rl.time, trainledger::ItemId::rl_time_step);
+  const double off_step = rl_item(async.rl.time, trainledger::ItemId::rl_time_step);
+  const double train_side = on_step - rollout - sync;
+  CHECK(off_step == Approx(std::max(rollout, train_side) + sync));
+  CHECK(off_step < on_step);
+  // The rollout GPUs hold no trainer state; their idle share is reported.
+  const auto* r = phase(on, "rollout");
+  REQUIRE(r);
+  CHECK(r->pool == "rollout");
+  CHECK(rl_item(r->items, trainledger::ItemId::rl_trainer_resident) < 0);
+  CHECK(rl_item(on.rl.time, trainledger::ItemId::rl_rollout_idle) > 0);
+}
+
+TEST_CASE("check fails an RL plan whose engine or KV cache does not fit, naming the phase",
+          "[rl][check]") {
+  const auto ok = run_cli({"check", k_grpo});
+  CHECK(ok.code == 0);
+  // The 8B engine on one GPU needs 16 GiB of weights: 12 % of 80 GiB cannot hold them.
+  const auto engine =
+      run_cli({"check", k_grpo, "--set", "rl.memory_fraction=0.12", "--set", "rl.rollout_tp=1"});
+  CHECK(engine.code == 1);
+  CHECK(engine.out.find("does not fit: rollout: the engine's weights and activations") !=
+        std::string::npos);
+  // 0.22 of 80 GiB leaves about 11k tokens of KV cache: not one 66k-token sequence.
+  const auto kv = run_cli({"check", k_grpo, "--set", "rl.memory_fraction=0.22", "--set",
+                           "rl.rollout_tp=1", "--set", "rl.response_length=65536", "--set",
+                           "training.seq_len=4096", "--set", "rl.log_prob_micro_batch=1"});
+  CHECK(kv.code == 1);
+  CHECK(kv.out.find("rollout: the KV cache holds") != std::string::npos);
+  CHECK(kv.out.find("less than one sequence") != std::string::npos);
+}
+
+TEST_CASE("plan prints a verdict per phase, the step's phases and tokens/s per GPU", "[rl]") {
+  const auto r = run_cli({"plan", k_grpo});
+  CHECK(r.code == 0);
+  for (const char* text : {"RL step: grpo · colocated", "rollout (all)", "log-probs (all)",
+                           "training (all)", "weight sync (all)", "KV cache:", "rl.time.decode",
+                           "rl.time.training", "rl.tokens_per_s_per_gpu", "shares of the step"})
+    CHECK(r.out.find(text) != std::string::npos);
+  const auto j = run_cli({"plan", k_grpo, "--format", "json"});
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["rl"]["algorithm"] == "grpo");
+  CHECK(doc["rl"]["phases"].size() == 5);
+  CHECK(doc["verdict"]["rl_fits"] == true);
+  CHECK(doc["rl"]["worst_phase"] == "rollout");
+  bool tput = false;
+  for (const auto& i : doc["rl"]["time"]["items"])
+    tput = tput || (i["id"] == "rl.tokens_per_s_per_gpu" && i["value"].get<double>() > 0);
+  CHECK(tput);
+}
+
+TEST_CASE("bad [rl] input is refused with its key", "[rl][errors]") {
+  auto has = [](const std::vector<std::string>& errors, const std::string& text) {
+    for (const auto& e : errors)
+      if (e.find(text) != std::string::npos) return true;
+    return false;
+  };
+  std::string no_prompts = k_small;
+  no_prompts.replace(no_prompts.find("prompts = 512\n"), 14, "");
+  CHECK(has(load_errors(no_prompts), "rl.prompts: give the prompts per step"));
+  CHECK(has(load_errors(k_small, {"rl.mini_batch_prompts=100"}),
+            "rl.mini_batch_prompts (100) must divide rl.prompts (512)"));
+  CHECK(has(load_errors(k_small, {"rl.placement=\"split\""}), "needs rl.rollout_gpus"));
+  CHECK(has(load_errors(k_small, {"rl.off_policy=true"}), "rl.off_policy needs"));
+  CHECK(has(load_errors(k_small, {"rl.rollout_tp=3"}), "rl.rollout_tp (3) must divide"));
+  CHECK(has(load_errors(k_small, {"rl.mean_response_length=5000"}),
+            "rl.mean_response_length (5000) exceeds rl.response_length (4096)"));
+  CHECK(has(load_errors(k_small, {"rl.algorithm=\"sft\""}), "rl.algorithm"));
+  CHECK(has(load_errors(k_small, {"rl.memory_fraction=1.5"}), "rl.memory_fraction"));
+  const auto r = run_cli({"plan", k_grpo, "--set", "rl.prompts=0"});
+  CHECK(r.code == 2);
+}
