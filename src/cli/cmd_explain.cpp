@@ -29,6 +29,8 @@ std::vector<std::string> all_ids(const PlanResult& plan) {
   add(plan.communication);
   add(plan.time);
   add(plan.reliability);
+  for (const RlPhase& ph : plan.rl.phases) add(ph.items);
+  add(plan.rl.time);
   return ids;
 }
 
@@ -148,6 +150,16 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
         return k_exit_ok;
       }
     }
+    // RL plans (docs/rl.md): the step's phases, then the first phase whose memory holds it.
+    if (const LineItem* item = find_item(plan.rl.time, *id)) {
+      show(*item, "the RL step");
+      return k_exit_ok;
+    }
+    for (const RlPhase& ph : plan.rl.phases)
+      if (const LineItem* item = find_item(ph.items, *id)) {
+        show(*item, fmt::format("RL {} phase, per GPU ({})", ph.name, ph.pool));
+        return k_exit_ok;
+      }
   }
   std::string known;
   for (const std::string& name : all_ids(plan)) known += (known.empty() ? "" : ", ") + name;

@@ -257,7 +257,8 @@ RlResult compute_rl(const PlanResult& plan) {
                                    T("engine_activations", engine_act.value(), "B");
     LineItem kv = bytes_item(ItemId::rl_kv_cache, "KV cache (what the engine's share leaves)", kv_e,
                              k_src_kv);
-    kv.value = kv_b;
+    kv.value = std::round(kv_b);  // bytes are whole; the formula's value when it is positive
+    kv.source = std::string(k_src_budget) + ". " + k_src_kv;
     ph.items.push_back(kv);
     if (graphs_b > 0)
       ph.items.push_back(bytes_item(ItemId::rl_cuda_graphs, "CUDA-graph pool",

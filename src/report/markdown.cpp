@@ -137,6 +137,37 @@ std::string basis_section(const PlanResult& plan, MemUnits u) {
 
 }  // namespace
 
+// RL plans (docs/rl.md): memory per GPU in every phase of the step, the engine's KV cache, the
+// step's phases with their formulas.
+std::string rl_section(const PlanResult& plan, MemUnits u) {
+  const RlResult& rl = plan.rl;
+  if (!rl.present) return "";
+  const RlSpec& s = plan.input.rl;
+  std::string out =
+      fmt::format("\n### RL step: {} · {}{}\n\n{:.0f} samples ({} prompts × {})",
+                  to_string(s.algorithm), to_string(s.placement),
+                  s.off_policy ? " (one-step off-policy)" : "", rl.samples, s.prompts, s.samples);
+  if (s.rollout())
+    out += fmt::format(
+        ", {} {} engines × tp {} on {} GPUs; KV cache {:.0f} tokens per engine "
+        "({:.0f} KiB per token), {:.0f} sequences at once per engine",
+        rl.engines, to_string(s.engine), s.rollout_tp, rl.rollout_gpus, rl.kv_tokens,
+        rl.kv_bytes_per_token / 1024, rl.concurrency);
+  out += fmt::format(
+      "; {} GPUs in all.\n\n| phase | GPUs | peak per GPU ({}) | verdict |\n"
+      "|---|---|---:|---|\n",
+      rl.total_gpus, memory_unit_name(u));
+  for (int k = 0; k < static_cast<int>(rl.phases.size()); ++k) {
+    const RlPhase& ph = rl.phases[k];
+    out +=
+        fmt::format("| {} | {} | {} | {}{} |\n", ph.name, ph.pool, format_memory(ph.peak_bytes, u),
+                    ph.fits ? "fits" : "does NOT fit", k == rl.worst ? " (least left)" : "");
+  }
+  if (!rl.problem.empty()) out += "\n**RL: does not fit**: " + text::markdown(rl.problem) + "\n";
+  out += items_table("RL step time", rl.time, u);
+  return out;
+}
+
 std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
                             const Options& options) {
   const MemUnits u = options.units;
@@ -168,6 +199,7 @@ std::string render_markdown(const PlanResult& plan, const PlanSource& loaded,
   }
   out += basis_section(plan, u);
   out += host_section(plan, u);
+  out += rl_section(plan, u);
   out += time_section(plan, u);
   if (!loaded.warnings.empty() || !plan.warnings.empty()) {
     out += "\n### Warnings\n\n";

@@ -200,6 +200,28 @@ TEST_CASE("plan prints a verdict per phase, the step's phases and tokens/s per G
   CHECK(tput);
 }
 
+TEST_CASE("Markdown and HTML carry the RL phases", "[rl][report]") {
+  const auto md = run_cli({"plan", k_grpo, "--format", "markdown"});
+  REQUIRE(md.code == 0);
+  for (const char* text : {"### RL step: grpo · colocated", "| rollout | all |",
+                           "| weight sync | all |", "### RL step time", "`rl.time.decode`"})
+    CHECK(md.out.find(text) != std::string::npos);
+  const auto html = run_cli({"plan", k_grpo, "--format", "html"});
+  REQUIRE(html.code == 0);
+  CHECK(html.out.find("RL step: grpo") != std::string::npos);
+  CHECK(html.out.find("rl.tokens_per_s_per_gpu") != std::string::npos);
+}
+
+TEST_CASE("explain shows an RL item's formula and source", "[rl][explain]") {
+  const auto kv = run_cli({"explain", "rl.kv_cache", k_grpo});
+  CHECK(kv.code == 0);
+  CHECK(kv.out.find("RL rollout phase") != std::string::npos);
+  CHECK(kv.out.find("memory_fraction") != std::string::npos);
+  const auto decode = run_cli({"explain", "rl.time.decode", k_grpo});
+  CHECK(decode.code == 0);
+  CHECK(decode.out.find("full_steps") != std::string::npos);
+}
+
 TEST_CASE("bad [rl] input is refused with its key", "[rl][errors]") {
   auto has = [](const std::vector<std::string>& errors, const std::string& text) {
     for (const auto& e : errors)
