@@ -107,6 +107,32 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
   if (d.trainable_params > d.params + 0.5 && plan.input.training.finetune == Finetune::full)
     out.push_back("derived: more trainable than total parameters");
   if (d.world_size <= 0) out.push_back("derived: world_size not positive");
+  if (plan.rl.present) {
+    // RL phases (docs/rl.md): each phase's items sum to its peak and its verdict agrees; an
+    // on-policy step is the sum of its phases; the verdict holds only when every phase fits.
+    const RlResult& rl = plan.rl;
+    bool every_phase = rl.kv_fits;
+    for (const RlPhase& ph : rl.phases) {
+      check_items(ph.items, "rl " + ph.name, out);
+      if (std::fabs(sum_values(ph.items) - ph.peak_bytes) > 0.5)
+        out.push_back("rl " + ph.name + ": items do not sum to peak_bytes");
+      if (ph.fits && ph.capacity_bytes > 0 && ph.peak_bytes > ph.capacity_bytes)
+        out.push_back("rl " + ph.name + ": fits although over its capacity");
+      every_phase = every_phase && ph.fits;
+    }
+    if (plan.verdict.rl_fits != (every_phase && rl.problem.empty()))
+      out.push_back("verdict: rl_fits disagrees with the RL phases");
+    check_items(rl.time, "rl time", out);
+    const RlSpec& s = plan.input.rl;
+    const LineItem* step = find_item(rl.time, ItemId::rl_time_step);
+    if (step && !(s.placement == RlPlacement::split && s.off_policy)) {
+      double parts = 0;
+      for (const LineItem& i : rl.time)
+        if (i.unit == Unit::seconds && i.item != ItemId::rl_time_step) parts += i.value;
+      if (std::fabs(parts - step->value) > 1e-9 * std::max(1.0, step->value))
+        out.push_back("rl time: the phases do not add up to rl.time.step");
+    }
+  }
   return out;
 }
 

@@ -171,6 +171,15 @@ TEST_CASE("check fails an RL plan whose engine or KV cache does not fit, naming 
   CHECK(engine.code == 1);
   CHECK(engine.out.find("does not fit: rollout: the engine's weights and activations") !=
         std::string::npos);
+  // The same in the core (the invariant checker runs on it): the rollout phase fails, the
+  // training ledger alone still fits.
+  const auto p = plan_text(k_small, {"rl.memory_fraction=0.12", "rl.rollout_tp=1"});
+  CHECK_FALSE(p.verdict.rl_fits);
+  CHECK_FALSE(trainledger::plan_fits(p.verdict));
+  CHECK(p.verdict.fits);
+  REQUIRE(phase(p, "rollout"));
+  CHECK_FALSE(phase(p, "rollout")->fits);
+  CHECK_FALSE(p.rl.kv_fits);
   // 0.22 of 80 GiB leaves about 11k tokens of KV cache: not one 66k-token sequence.
   const auto kv = run_cli({"check", k_grpo, "--set", "rl.memory_fraction=0.22", "--set",
                            "rl.rollout_tp=1", "--set", "rl.response_length=65536", "--set",
