@@ -91,6 +91,7 @@ enum class ItemId : std::uint8_t {
   rl_cuda_graphs,
   rl_trainer_resident,
   rl_reference_weights,
+  rl_critic_weights,
   rl_forward,
   rl_sync_buffer,
   rl_engine_asleep,

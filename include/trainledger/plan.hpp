@@ -189,6 +189,13 @@ struct PlanResult {
 
 // The RL phases of a plan with an [rl] section (src/core/rl.cpp); `plan` holds its training.
 RlResult compute_rl(const PlanResult& plan);
+// The same with the training plan at the mean lengths already worked out: `in` holds the [rl]
+// section, `plan` the actor's training at the longest lengths (its memory: PlanScope{false,
+// false} will do), `mean_plan` compute_plan(rl_mean_input(in), PlanScope{true, false}).
+// search evaluates many RL settings over one training layout with it.
+RlResult compute_rl(const PlanInput& in, const PlanResult& plan, const PlanResult& mean_plan);
+// The actor's training at the mean prompt and response lengths (the step time's basis).
+PlanInput rl_mean_input(const PlanInput& in);
 
 // The confidence of the bands every plan carries unless --confidence says otherwise.
 inline constexpr double k_default_confidence = 0.9;

@@ -218,6 +218,8 @@ enum class RlAlgorithm { grpo, ppo, dapo, rloo, dpo };
 enum class RlPlacement { colocated, split };
 enum class RlEngine { vllm, sglang };
 enum class RlSleep { offload, discard, none };
+// Where the frozen models' weights (reference, reward model) live between their passes.
+enum class RlFrozen { resident, offload, swap };
 
 struct RlSpec {
   bool enabled = false;  // the plan has an [rl] section
@@ -236,15 +238,18 @@ struct RlSpec {
   RlEngine engine = RlEngine::vllm;
   int rollout_tp = 1;
   double memory_fraction = 0.5;
-  std::int64_t max_num_seqs = 1024;
+  std::int64_t max_num_seqs = 256;
   std::int64_t max_batched_tokens = 8192;
   DType kv_dtype = DType::bf16;
   bool cuda_graphs = true;
-  RlSleep sleep = RlSleep::offload;
+  RlSleep sleep = RlSleep::discard;
+  double sync_bucket = 2048.0 * 1024 * 1024;  // bytes: the weight sync's bucket
+  double decode_efficiency = 0.73;            // share of the HBM rate a decode step reaches
   bool offload_params = false;
   bool offload_optimizer = false;
   bool reference = true;
   bool reward_model = false;
+  RlFrozen frozen_weights = RlFrozen::resident;
   std::int64_t log_prob_micro_batch = 1;
 
   bool rollout() const { return enabled && algorithm != RlAlgorithm::dpo; }
@@ -299,6 +304,7 @@ std::string_view to_string(RlAlgorithm a);
 std::string_view to_string(RlPlacement p);
 std::string_view to_string(RlEngine e);
 std::string_view to_string(RlSleep s);
+std::string_view to_string(RlFrozen f);
 
 // Every value of each enum, for reverse lookups (overloads picked by a dummy argument).
 constexpr std::array<Optimizer, 6> all_values(Optimizer) {
@@ -364,6 +370,9 @@ constexpr std::array<RlEngine, 2> all_values(RlEngine) {
 }
 constexpr std::array<RlSleep, 3> all_values(RlSleep) {
   return {RlSleep::offload, RlSleep::discard, RlSleep::none};
+}
+constexpr std::array<RlFrozen, 3> all_values(RlFrozen) {
+  return {RlFrozen::resident, RlFrozen::offload, RlFrozen::swap};
 }
 constexpr std::array<DType, 5> all_values(DType) {
   return {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8};

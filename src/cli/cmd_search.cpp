@@ -256,7 +256,9 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
       "ep, ZeRO stage, sequence parallel, TP overlap, recompute, micro-batch, schedule and virtual "
       "stages; "
       "the global batch held), those that fit ranked by step time, with the Pareto front of "
-      "memory against time");
+      "memory against time; on a plan with an [rl] section: placements (colocated, split), "
+      "the rollout engine's tp and memory fraction with the training layouts, ranked by the RL "
+      "step (docs/rl.md#search)");
   add_plan_options(*sub, o.plan);
   sub->add_option("--gpus", o.gpus,
                   "search on this many GPUs (a multiple of gpus_per_node, or "
@@ -269,7 +271,9 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
                   "stage's peak) or cost (GPU-seconds per step)")
       ->check(CLI::IsMember({"step-time", "tokens-per-s", "memory", "cost"}));
   sub->add_option("--top", o.top, "layouts to list (default 10)")->check(CLI::Range(1, 10000));
-  sub->add_option("--fix", o.fix, "hold a knob at one value: --fix tp=8 (repeatable)")
+  sub->add_option("--fix", o.fix,
+                  "hold a knob at one value: --fix tp=8 (repeatable; RL plans also take "
+                  "rl.placement, rl.rollout_gpus, rl.rollout_tp, rl.memory_fraction)")
       ->type_name("KEY=VALUE");
   sub->add_option("--allow", o.allow, "the values a knob may take: --allow zero=1,3 (repeatable)")
       ->type_name("KEY=V1,V2");
@@ -368,8 +372,15 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
     usage_error("search",
                 "a count-only model (model.params) has no layers to lay out: give its "
                 "architecture (model.preset, model.hf_config or the shape keys)");
+  // rl.* restrictions are the RL search's (search_rl.cpp); the others the training layout's.
+  std::vector<std::string> fix, allow, rl_fix, rl_allow;
+  for (const std::string& f : o.fix) (f.rfind("rl.", 0) == 0 ? rl_fix : fix).push_back(f);
+  for (const std::string& a : o.allow) (a.rfind("rl.", 0) == 0 ? rl_allow : allow).push_back(a);
+  if ((!rl_fix.empty() || !rl_allow.empty()) && !base.rl.enabled)
+    usage_error(rl_fix.empty() ? "--allow" : "--fix",
+                "rl.* keys are searched only for a plan with an [rl] section");
   SearchOptions so;
-  restrict(so.space, o.fix, o.allow);
+  restrict(so.space, fix, allow);
   so.objective = objective_of(o.objective);
   so.top = o.top;
   so.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -377,6 +388,10 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
   so.confidence = config::parse_confidence_option(o.confidence);
   double target = 0;
   if (o.gpus > 0 && o.nodes > 0) usage_error("--gpus", "give --gpus or --nodes, not both");
+  if (base.rl.enabled) {
+    refuse_impossible(base, 0, fix, allow);
+    return run_rl_search(o, base, so, rl_fix, rl_allow, out, err);
+  }
   if (base.training.global_batch <= 0)
     base.training.global_batch = base.training.micro_batch * base.parallel.dp;
   if (!o.target.empty() && !o.target_train.empty())
@@ -414,8 +429,8 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
     set_world(base, o.gpus);
   }
   if (o.nodes > 0) base.cluster.nodes = o.nodes;
-  refuse_impossible(base, o.fewest ? 0 : base.cluster.nodes * base.cluster.gpus_per_node, o.fix,
-                    o.allow);
+  refuse_impossible(base, o.fewest ? 0 : base.cluster.nodes * base.cluster.gpus_per_node, fix,
+                    allow);
   const bool tty = !o.no_progress && o.format == "table" && isatty(2) != 0;
   if (tty)
     so.progress = [&err](std::int64_t done, std::int64_t total) {

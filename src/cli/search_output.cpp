@@ -21,6 +21,8 @@ namespace {
 
 constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
 
+}  // namespace
+
 std::string layout_text(const Layout& l) {
   std::string s = fmt::format("tp {} · pp {} · dp {}", l.tp, l.pp, l.dp);
   if (l.cp > 1) s += fmt::format(" · cp {}", l.cp);
@@ -53,6 +55,8 @@ std::string layout_tag(const Layout& l) {
   return s;
 }
 
+namespace {
+
 // What makes `a` faster than `b`: the step's components that differ most.
 std::string why(const Layout& a, const Layout& b) {
   struct Part {
@@ -80,6 +84,8 @@ std::string why(const Layout& a, const Layout& b) {
                      (b.peak_bytes - a.peak_bytes) / k_gib);
   return s.empty() ? "the same step time; listed first in the enumeration" : s;
 }
+
+}  // namespace
 
 nlohmann::json layout_json(const Layout& l, const Band& band) {
   nlohmann::json j = {
@@ -132,6 +138,8 @@ std::string sets_of(const Layout& l, const ClusterSpec& c) {
   }
   return s;
 }
+
+namespace {
 
 void print_table(const SearchRun& run, const SearchOptions& so, const std::string& objective,
                  std::ostream& out) {

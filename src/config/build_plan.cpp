@@ -399,6 +399,11 @@ std::int64_t default_samples(RlAlgorithm a) {
 void prepare_rl(Resolution& r, const Reader& in) {
   if (!rl_given(r)) return;
   const RlAlgorithm a = from_string(in.text("rl.algorithm"), RlAlgorithm::grpo);
+  // The actor's loss works on the 16-bit logits: verl computes its log-probs with flash-attn's
+  // Triton cross-entropy, in place (verl/utils/torch_functional.py logprobs_from_logits).
+  // Megatron-Core stacks keep their vocab-parallel cross-entropy.
+  if (!given(r, "training.loss") && framework_name(in) != "megatron")
+    record_text(r, "training.loss", "fused");
   if (!given(r, "rl.samples_per_prompt")) record(r, "rl.samples_per_prompt", default_samples(a));
   if (!given(r, "training.seq_len"))
     record(r, "training.seq_len",
@@ -435,12 +440,15 @@ RlSpec build_rl(const Resolution& r, const Reader& in) {
   s.max_batched_tokens = in.integer("rl.max_batched_tokens");
   s.kv_dtype = from_string(in.text("rl.kv_dtype"), DType::bf16);
   s.cuda_graphs = in.boolean("rl.cuda_graphs");
-  s.sleep = from_string(in.text("rl.sleep"), RlSleep::offload);
+  s.sleep = from_string(in.text("rl.sleep"), RlSleep::discard);
+  s.sync_bucket = in.number("rl.sync_bucket");
+  s.decode_efficiency = in.number("rl.decode_efficiency", in.number("cluster.memory_efficiency"));
   s.offload_params = in.boolean("rl.offload_params");
   s.offload_optimizer = in.boolean("rl.offload_optimizer");
   s.reference =
       given(r, "rl.reference") ? in.boolean("rl.reference") : s.algorithm != RlAlgorithm::dapo;
   s.reward_model = in.boolean("rl.reward_model");
+  s.frozen_weights = from_string(in.text("rl.frozen_weights"), RlFrozen::resident);
   s.log_prob_micro_batch =
       in.integer("rl.log_prob_micro_batch", in.integer("training.micro_batch", 1));
   return s;

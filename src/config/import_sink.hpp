@@ -125,5 +125,6 @@ inline std::string shown(const Value& v) {
 void import_deepspeed(const Value& doc, Sink& s);
 void import_megatron(const std::string& text, Sink& s);
 void import_torchtitan(const Value& doc, Sink& s);
+void import_verl(const std::string& text, Sink& s);
 
 }  // namespace trainledger::config::importing

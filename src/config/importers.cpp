@@ -1,5 +1,6 @@
 // Training configs people already have → plan keys (docs/config.md#importing-training-configs):
-// a DeepSpeed JSON, a Megatron-LM launch script or argument list, a torchtitan TOML. Every value
+// a DeepSpeed JSON, a Megatron-LM launch script or argument list, a torchtitan TOML, a verl
+// launch script (its Hydra overrides). Every value
 // keeps its origin in the file (a JSON pointer, file:line); settings that do not change memory
 // or time, or that the planner does not model, are listed as ignored.
 #include <fmt/format.h>
@@ -19,7 +20,7 @@ namespace trainledger::config {
 using importing::Sink;
 
 const std::vector<std::string>& import_kinds() {
-  static const std::vector<std::string> k = {"deepspeed", "megatron", "torchtitan"};
+  static const std::vector<std::string> k = {"deepspeed", "megatron", "torchtitan", "verl"};
   return k;
 }
 
@@ -54,10 +55,12 @@ SettingMap import_text(const std::string& kind, const std::string& text_in, cons
       importing::import_megatron(*text, sink);
     } else if (kind == "torchtitan") {
       importing::import_torchtitan(parse_toml(*text, path, "import"), sink);
+    } else if (kind == "verl") {
+      importing::import_verl(*text, sink);
     } else {
       errors.push_back(Diagnostic{
           asked_at,
-          fmt::format("unknown import kind \"{}\" (deepspeed, megatron, torchtitan)", kind)});
+          fmt::format("unknown import kind \"{}\" (deepspeed, megatron, torchtitan, verl)", kind)});
     }
   } catch (const ConfigError& e) {
     for (const Diagnostic& d : e.diagnostics()) errors.push_back(d);

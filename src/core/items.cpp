@@ -88,6 +88,7 @@ constexpr std::array<ItemInfo, k_item_count> k_items = {{
     plain(ItemId::rl_cuda_graphs, "rl.cuda_graphs", Role::rl),
     plain(ItemId::rl_trainer_resident, "rl.trainer_resident", Role::rl),
     plain(ItemId::rl_reference_weights, "rl.reference_weights", Role::rl),
+    plain(ItemId::rl_critic_weights, "rl.critic_weights", Role::rl),
     plain(ItemId::rl_forward, "rl.forward", Role::rl),
     plain(ItemId::rl_sync_buffer, "rl.sync_buffer", Role::rl),
     plain(ItemId::rl_engine_asleep, "rl.engine_asleep", Role::rl),

@@ -226,6 +226,18 @@ std::string_view to_string(RlSleep s) {
   return "offload";
 }
 
+std::string_view to_string(RlFrozen f) {
+  switch (f) {
+    case RlFrozen::resident:
+      return "resident";
+    case RlFrozen::offload:
+      return "offload";
+    case RlFrozen::swap:
+      return "swap";
+  }
+  return "resident";
+}
+
 std::string_view to_string(CheckpointFormat f) {
   return f == CheckpointFormat::sharded ? "sharded" : "gathered";
 }

@@ -9,10 +9,14 @@
 
 #include <fmt/format.h>
 
+#include "rl_parts.hpp"
 #include "trainledger/items.hpp"
 #include "trainledger/plan.hpp"
 
 namespace trainledger {
+
+using rl_detail::T;
+using rl_detail::Trainer;
 
 namespace {
 
@@ -42,54 +46,28 @@ constexpr const char* k_src_resident =
     "fsdp_workers.py offload_fsdp_model_to_cpu, offload_fsdp_optimizer); gradients are freed "
     "after the step (zero_grad(set_to_none)) except Megatron-Core's contiguous gradient buffer";
 constexpr const char* k_src_forward =
-    "a forward-only pass of one log-prob micro-batch: its logits in 16 bits, their fp32 copy "
-    "and fp32 log-softmax (verl/utils/torch_functional.py logprobs_from_logits without the "
-    "fused kernel), and one layer's activations (nothing is kept for backward)";
+    "a forward-only pass of one log-prob micro-batch and one layer's activations (nothing is "
+    "kept for backward). The actor's old log-probs: the logits in 16 bits (2 B), the full-vocab "
+    "entropy verl always computes there (its softmax and product, 2 B each), and the log-probs "
+    "from flash-attn's Triton cross-entropy in place (verl/workers/actor/dp_actor.py "
+    "_forward_micro_batch, calculate_entropy; verl/utils/torch_functional.py "
+    "logprobs_from_logits, entropy_from_logits): 6 B per logit. The reference: logits and the "
+    "in-place cross-entropy only, 2 B per logit (calculate_entropy=False). A reward model or a "
+    "critic ends in a scalar head: no vocabulary-wide logits";
 constexpr const char* k_src_asleep =
     "the engine while training runs: with sleep (vLLM sleep level 1: weights to host memory, KV "
     "cache freed; level 2: both freed) only its CUDA-graph pool stays; without sleep its whole "
     "budget does (vllm/device_allocator/cumem.py CuMemAllocator.sleep)";
 constexpr const char* k_src_sync =
-    "weight sync of the colocated engine: the engine's weights are woken before the trainer's "
-    "are released, and the trainer gathers each parameter whole to load it "
-    "(verl/workers/sharding_manager/fsdp_vllm.py: wake_up(tags=['weights']), then "
-    "load_weights per tensor); the largest tensor (the embedding) is held gathered";
-constexpr const char* k_src_prefill =
-    "prefill: 2 × active parameters FLOPs per prompt token plus causal attention, on the "
-    "engine's GPUs at the GEMM efficiency; the samples of one prompt share its prefill through "
-    "prefix caching (vLLM's default in V1), so each prompt is prefilled once";
-constexpr const char* k_src_decode =
-    "decode: each engine step reads the weights (MoE: the experts its batch routes to) and the "
-    "batch's KV cache from HBM and computes 2 × active parameters FLOPs per sequence; the step "
-    "takes the longer of the two, plus two all-reduces per layer under tensor parallelism; an "
-    "engine decodes its sequences at the concurrency its KV cache allows (at most "
-    "max_num_seqs): mean length × sequences / concurrency steps, then the longest response's "
-    "tail at a batch of one";
-constexpr const char* k_src_forward_time =
-    "a forward pass over the step's samples on the training layout: a third of the training "
-    "step's compute and exposed communication per sequence (forward : backward = 1 : 2), at "
-    "the mean lengths";
-constexpr const char* k_src_train =
-    "the plan's training step at the mean lengths (the samples packed without padding: verl "
-    "use_dynamic_bsz), once per mini-batch and epoch";
-constexpr const char* k_src_sync_time =
-    "colocated: every parameter gathered whole in 16 bits over the training GPUs' links (FSDP "
-    "full_tensor per parameter); split: the weights broadcast from the trainer to the engines "
-    "over the network (verl recipe/one_step_off_policy, NeMo-RL: NCCL broadcast)";
-constexpr const char* k_src_sleep_time =
-    "host transfers over PCIe each step: the sleeping engine's weights out and back (sleep "
-    "level 1), and the trainer state rl.offload_params / rl.offload_optimizer move";
-constexpr const char* k_src_step =
-    "on-policy: the phases one after another; split off-policy: generation of the next step "
-    "overlaps the training of this one, so the step is the longer of the two plus the sync";
-constexpr const char* k_src_tput =
-    "tokens per second per GPU as verl reports it (perf/throughput: prompt and response tokens "
-    "of the step over the step time and every GPU of the job)";
-
-Expr T(std::string_view key, double value, std::string_view label) {
-  return Expr::term(Text(key), value, Text(label));
-}
-
+    "weight sync of the colocated engine: the engine's weights are woken (its KV cache stays "
+    "freed until the sync ends), the trainer gathers each parameter whole (FSDP: "
+    "DTensor.full_tensor() of its fp32 parameter, then the bf16 cast; Megatron: the bf16 "
+    "parameter gathered over tp and pp) and packs it into a bucket that the engine clones "
+    "before load_weights (verl/workers/fsdp_workers.py rollout_mode; "
+    "verl/workers/rollout/vllm_rollout/vllm_rollout.py ServerAdapter.update_weights, "
+    "utils.py update_weights_from_ipc; bucket rl.sync_bucket, verl's "
+    "update_weights_bucket_megabytes 2048): a bucket on each side and the largest tensor (the "
+    "embedding) gathered";
 // KV cache bytes per token of one engine rank, every layer.
 double kv_per_token(const ModelSpec& m, int tp, double bytes) {
   if (is_mla(m)) return m.layers * static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * bytes;
@@ -104,15 +82,7 @@ const StageMemory& worst_stage(const PlanResult& p) {
   return p.stages.front();
 }
 
-struct Trainer {
-  double params = 0;     // weights (every 16-bit, quantized or frozen copy)
-  double optimizer = 0;  // optimizer state and master weights
-  double grads = 0;      // kept between steps (Megatron's buffer) else 0
-  double context = 0;
-  double nccl = 0;
-};
-
-Trainer trainer_state(const PlanResult& p) {
+Trainer trainer_state(const PlanInput& in, const PlanResult& p) {
   Trainer t;
   const StageMemory& w = worst_stage(p);
   for (const LineItem& i : w.items) {
@@ -131,7 +101,7 @@ Trainer trainer_state(const PlanResult& p) {
         t.optimizer += i.value;
         break;
       case ItemId::grads:
-        if (p.input.training.framework == Framework::megatron) t.grads += i.value;
+        if (in.training.framework == Framework::megatron) t.grads += i.value;
         break;
       case ItemId::overhead_cuda_context:
         t.context += i.value;
@@ -165,9 +135,22 @@ void close_phase(RlPhase& ph, double capacity) {
 
 }  // namespace
 
+PlanInput rl_mean_input(const PlanInput& in) {
+  PlanInput mean_in = in;
+  mean_in.rl.enabled = false;
+  mean_in.training.seq_len = std::max<std::int64_t>(
+      1, std::llround(in.rl.mean_prompt_length + in.rl.mean_response_length));
+  return mean_in;
+}
+
 RlResult compute_rl(const PlanResult& plan) {
+  if (!plan.input.rl.enabled || plan.stages.empty()) return {};
+  const PlanResult mean_plan = compute_plan(rl_mean_input(plan.input), PlanScope{true, false});
+  return compute_rl(plan.input, plan, mean_plan);
+}
+
+RlResult compute_rl(const PlanInput& in, const PlanResult& plan, const PlanResult& mean_plan) {
   RlResult r;
-  const PlanInput& in = plan.input;
   const RlSpec& rl = in.rl;
   if (!rl.enabled || plan.stages.empty()) return r;
   r.present = true;
@@ -187,13 +170,14 @@ RlResult compute_rl(const PlanResult& plan) {
   r.tokens_per_step = r.samples * mean_len;
 
   const StageMemory& w = worst_stage(plan);
-  const Trainer tr = trainer_state(plan);
+  const Trainer tr = trainer_state(in, plan);
   // The engine computes in 16 bits: bf16, or fp16 on GPUs without it (V100).
   const double peak16 = peak_of(c.gpu.peak_flops, DType::bf16) > 0
                             ? peak_of(c.gpu.peak_flops, DType::bf16)
                             : peak_of(c.gpu.peak_flops, DType::fp16);
   const double peak = peak16 * c.matmul_efficiency;
-  const double hbm = c.gpu.memory_bandwidth * c.memory_efficiency;
+  // Decode reads at the engine's own share of the HBM rate (rl.decode_efficiency).
+  const double hbm = c.gpu.memory_bandwidth * rl.decode_efficiency;
 
   // The trainer's state kept on a training GPU while the other roles run.
   const double kept_params = rl.offload_params && !split ? 0.0 : tr.params + tr.grads;
@@ -204,6 +188,27 @@ RlResult compute_rl(const PlanResult& plan) {
                       T("params", p, "B weights (and a kept gradient buffer)") +
                           T("optimizer", kept_optimizer, "B optimizer state and master weights"),
                       k_src_resident);
+  };
+
+  const double tp = in.parallel.tp, shard = in.parallel.zero >= 3 ? plan.derived.shard_group : 1;
+  // A frozen model (reference, reward) in 16 bits, sharded like the actor: the dense part over
+  // tp × pp, the routed experts over ep × tp × pp (the ledger's expert split), ZeRO-3 over the
+  // shard group.
+  const double experts_p = is_moe(m) ? moe_layers(m) * layer_params(m, true).expert_matrix : 0.0;
+  const double pp = in.parallel.pp, ep = std::max(1, in.parallel.ep);
+  const Expr frozen_e = (T("dense_params", P - experts_p, "parameters outside the experts") /
+                             T("tp_pp", tp * pp, "tp × pp") +
+                         T("expert_params", experts_p, "routed experts' parameters") /
+                             T("ep_tp_pp", ep * tp * pp, "ep × tp × pp")) *
+                        Expr::constant(2) / T("shard", shard, "ZeRO-3 shards");
+  const double frozen_b = frozen_e.value();
+  const int frozen_models = (rl.reference ? 1 : 0) + (rl.reward_model ? 1 : 0);
+  const bool frozen_resident = frozen_models > 0 && rl.frozen_weights == RlFrozen::resident;
+  auto frozen_item = [&](int models, const char* label, ItemId id = ItemId::rl_reference_weights) {
+    return bytes_item(
+        id, label, T("copies", models, "copies of the actor's architecture") * frozen_e,
+        "a frozen model of the actor's architecture in 16 bits, sharded like the actor "
+        "(rl.frozen_weights: resident in every phase, or loaded for its pass)");
   };
 
   // --- The rollout engine.
@@ -263,6 +268,8 @@ RlResult compute_rl(const PlanResult& plan) {
     if (graphs_b > 0)
       ph.items.push_back(bytes_item(ItemId::rl_cuda_graphs, "CUDA-graph pool",
                                     T("graph_pool", graphs_b, "B"), k_src_graphs, Kind::assumed));
+    if (frozen_resident && !split)
+      ph.items.push_back(frozen_item(frozen_models, "frozen models' weights (reference, reward)"));
     close_phase(ph, capacity);
     const double engine_need = engine_weights_b + (sglang ? 0.0 : engine_act.value());
     if (budget_b < engine_need) {
@@ -296,36 +303,42 @@ RlResult compute_rl(const PlanResult& plan) {
   const bool engine_here = rl.rollout() && !split;
 
   // --- Forward-only passes on the training layout (log-probs, reference, reward, values).
-  const double tp = in.parallel.tp, shard = in.parallel.zero >= 3 ? plan.derived.shard_group : 1;
   const double mb = static_cast<double>(rl.log_prob_micro_batch);
-  const Expr fwd_e = T("micro_batch", mb, "sequences") * T("seq_len", max_len, "tokens") *
-                     (T("vocab", m.vocab, "vocabulary") / T("tp", tp, "tensor-parallel ranks") *
-                          Expr::constant(10) +
-                      T("hidden", m.hidden, "hidden") * Expr::constant(16));
-  auto forward_phase = [&](std::string name, bool other_weights) {
+  auto forward_phase = [&](std::string name, bool other_weights, double bytes_per_logit) {
+    const Expr per_token = bytes_per_logit > 0
+                               ? T("vocab", m.vocab, "vocabulary") /
+                                         T("tp", tp, "tensor-parallel ranks") *
+                                         T("bytes_per_logit", bytes_per_logit, "B per logit") +
+                                     T("hidden", m.hidden, "hidden") * Expr::constant(16)
+                               : T("hidden", m.hidden, "hidden") * Expr::constant(16);
+    const Expr fwd_e =
+        T("micro_batch", mb, "sequences") * T("seq_len", max_len, "tokens") * per_token;
     RlPhase ph;
     ph.name = std::move(name);
     ph.pool = split ? "training" : "all";
     ph.items.push_back(resident(true));
-    if (other_weights) {
-      ph.items.push_back(
-          bytes_item(ItemId::rl_reference_weights, "its weights (16-bit, the actor's sharding)",
-                     T("params", P, "parameters") * Expr::constant(2) /
-                         T("shards", tp * in.parallel.pp * shard, "ranks sharing them"),
-                     "a frozen copy of the actor's architecture, sharded like the actor"));
-    }
+    if (frozen_resident)
+      ph.items.push_back(frozen_item(frozen_models, "frozen models' weights (reference, reward)"));
+    if (other_weights && ph.name == "values")
+      ph.items.push_back(frozen_item(1, "the critic's weights (16-bit, sharded like the actor)",
+                                     ItemId::rl_critic_weights));
+    else if (other_weights && !frozen_resident && rl.frozen_weights == RlFrozen::offload)
+      ph.items.push_back(frozen_item(1, "its weights (16-bit, loaded beside the actor's)"));
     ph.items.push_back(copy_item(w, ItemId::overhead_cuda_context));
     if (tr.nccl > 0) ph.items.push_back(copy_item(w, ItemId::overhead_nccl));
     if (engine_here) ph.items.push_back(asleep());
-    ph.items.push_back(bytes_item(ItemId::rl_forward, "forward working set (logits, one layer)",
+    ph.items.push_back(bytes_item(ItemId::rl_forward,
+                                  bytes_per_logit > 0
+                                      ? "forward working set (logits, one layer)"
+                                      : "forward working set (one layer; a scalar head)",
                                   fwd_e, k_src_forward));
     close_phase(ph, capacity);
     r.phases.push_back(std::move(ph));
   };
-  if (rl.rollout()) forward_phase("log-probs", false);
-  if (rl.reference) forward_phase("reference", true);
-  if (rl.reward_model) forward_phase("reward", true);
-  if (rl.critic()) forward_phase("values", true);
+  if (rl.rollout()) forward_phase("log-probs", false, 6);
+  if (rl.reference) forward_phase("reference", true, 2);
+  if (rl.reward_model) forward_phase("reward", true, 0);
+  if (rl.critic()) forward_phase("values", true, 0);
 
   // --- Training: the plan's own ledger, beside what the other roles keep.
   {
@@ -334,10 +347,29 @@ RlResult compute_rl(const PlanResult& plan) {
     ph.pool = split ? "training" : "all";
     ph.items = w.items;
     if (engine_here) ph.items.push_back(asleep());
+    if (frozen_resident)
+      ph.items.push_back(frozen_item(frozen_models, "frozen models' weights (reference, reward)"));
     if (rl.critic())
       ph.items.push_back(bytes_item(
           ItemId::rl_trainer_resident, "the critic's state kept (weights, optimizer)",
           T("params", kept_params, "B") + T("optimizer", kept_optimizer, "B"), k_src_resident));
+    // The allocator's cache is what the GPU has left (src/core/overheads.cpp
+    // fragmentation_item): beside what the other roles keep, it shrinks.
+    double rest = 0;
+    LineItem* frag = nullptr;
+    for (LineItem& i : ph.items) {
+      if (i.item == ItemId::overhead_fragmentation)
+        frag = &i;
+      else
+        rest += i.value;
+    }
+    if (frag && capacity > 0 && frag->value + rest > capacity) {
+      const Expr room = T("room", std::max(0.0, capacity - rest),
+                          "B the GPU's memory leaves beside the rest of the phase");
+      *frag = bytes_item(ItemId::overhead_fragmentation, frag->label,
+                         Expr::min(T("reserve", frag->value, "B (the training ledger's)"), room),
+                         frag->source.c_str(), Kind::assumed);
+    }
     close_phase(ph, capacity);
     r.phases.push_back(std::move(ph));
   }
@@ -348,6 +380,8 @@ RlResult compute_rl(const PlanResult& plan) {
     ph.name = "weight sync";
     ph.pool = "all";
     ph.items.push_back(resident(true));
+    if (frozen_resident)
+      ph.items.push_back(frozen_item(frozen_models, "frozen models' weights (reference, reward)"));
     ph.items.push_back(copy_item(w, ItemId::overhead_cuda_context));
     if (tr.nccl > 0) ph.items.push_back(copy_item(w, ItemId::overhead_nccl));
     ph.items.push_back(
@@ -355,9 +389,13 @@ RlResult compute_rl(const PlanResult& plan) {
                    T("params", P, "parameters") * Expr::constant(2) /
                        T("rollout_tp", rl.rollout_tp, "engine tensor-parallel ranks"),
                    k_src_sync));
+    // FSDP gathers the fp32 parameter and casts it; Megatron's parameters are 16-bit already.
+    const double gathered_b = in.training.framework == Framework::megatron ? 2.0 : 6.0;
     ph.items.push_back(bytes_item(
-        ItemId::rl_sync_buffer, "largest parameter gathered whole",
-        T("vocab", m.vocab, "vocabulary") * T("hidden", m.hidden, "hidden") * Expr::constant(2),
+        ItemId::rl_sync_buffer, "sync buckets and the largest parameter gathered",
+        Expr::constant(2) * T("sync_bucket", rl.sync_bucket, "B per bucket (trainer, engine)") +
+            T("vocab", m.vocab, "vocabulary") * T("hidden", m.hidden, "hidden") *
+                T("gathered_bytes", gathered_b, "B per element (gathered, cast)"),
         k_src_sync));
     if (graphs_b > 0)
       ph.items.push_back(bytes_item(ItemId::rl_cuda_graphs, "CUDA-graph pool",
@@ -390,139 +428,15 @@ RlResult compute_rl(const PlanResult& plan) {
     if (rl.offload_optimizer) per_gpu += tr.optimizer;
     r.host_bytes = per_gpu * c.gpus_per_node;
   }
+  // Frozen models waiting on the host (offload, swap; swap keeps the actor's there too).
+  if (frozen_models > 0 && !frozen_resident)
+    r.host_bytes += (frozen_models + (rl.frozen_weights == RlFrozen::swap ? 1 : 0)) * frozen_b *
+                    c.gpus_per_node;
 
-  // --- Time per phase.
-  PlanInput mean_in = in;
-  mean_in.rl.enabled = false;
-  mean_in.training.seq_len = std::max<std::int64_t>(1, std::llround(mean_len));
-  const PlanResult pm = compute_plan(mean_in, PlanScope{true, false});
-  const double t_step = value_of(pm.time, ItemId::time_step);
-  const double t_fwd_all =
-      (value_of(pm.time, ItemId::time_compute) + value_of(pm.time, ItemId::time_comm_exposed) +
-       value_of(pm.time, ItemId::time_host)) /
-      3.0;
-  const double gb = static_cast<double>(std::max<std::int64_t>(1, pm.derived.global_batch));
-  auto time_item = [&](ItemId id, std::string label, const Expr& e, const char* src) {
-    r.time.push_back(make_item(id, std::move(label), Unit::seconds, e, src));
-    return r.time.back().value;
-  };
-  double rollout_s = 0, train_side_s = 0, sync_s = 0, other_s = 0;
-  if (rl.rollout() && peak > 0 && hbm > 0) {
-    const double E = r.engines;
-    const double heads_dim = static_cast<double>(m.heads) * head_dim(m);
-    const double pf_tokens = static_cast<double>(rl.prompts) * rl.mean_prompt_length / E;
-    const Expr pf =
-        (Expr::constant(2) * T("active_params", P_active, "active parameters") +
-         Expr::constant(2) * T("layers", m.layers, "layers") *
-             T("mean_prompt", rl.mean_prompt_length, "tokens") *
-             T("attn_width", heads_dim, "heads × head size")) *
-        T("prompt_tokens", pf_tokens, "prompt tokens per engine") /
-        (T("rollout_tp", rl.rollout_tp, "GPUs per engine") * T("gemm_rate", peak, "FLOP/s"));
-    rollout_s +=
-        time_item(ItemId::rl_time_prefill, "prefill (prompts, once per prompt)", pf, k_src_prefill);
-    // Decode: concurrency from the KV cache, steps at that batch, then the tail.
-    const double seqs = std::ceil(r.samples / E);
-    const double ctx = rl.mean_prompt_length + rl.mean_response_length / 2.0;
-    const double by_kv =
-        kv_tok > 0 ? std::floor(kv_b / (kv_tok * (rl.mean_prompt_length + rl.mean_response_length)))
-                   : 0;
-    r.concurrency = std::max(1.0, std::min({static_cast<double>(rl.max_num_seqs), seqs, by_kv}));
-    auto step_time = [&](double batch) {
-      double weights = P * 2.0;
-      if (is_moe(m) && m.experts > 0) {
-        const double routed_share =
-            std::min(1.0, batch * m.experts_per_token / static_cast<double>(m.experts));
-        const double inactive = P - P_active;  // experts a token does not route to
-        weights = (P_active + inactive * routed_share) * 2.0;
-      }
-      const double bytes = weights / rl.rollout_tp + batch * ctx * kv_tok;
-      const double flops = (2.0 * P_active + 4.0 * m.layers * ctx * heads_dim) * batch;
-      double t = std::max(bytes / hbm, flops / (rl.rollout_tp * peak));
-      if (rl.rollout_tp > 1)
-        t +=
-            2.0 * m.layers *
-            (c.intra_node_latency + batch * m.hidden * 2.0 / std::max(1.0, c.intra_node_bandwidth));
-      if (!rl.cuda_graphs) t += m.layers * 12.0 * c.launch_overhead;
-      return t;
-    };
-    const double full_steps = seqs * rl.mean_response_length / r.concurrency;
-    const double tail_steps =
-        std::max(0.0, static_cast<double>(rl.response_length) - rl.mean_response_length);
-    const Expr dec = T("full_steps", full_steps, "steps at full batch") *
-                         T("step_full", step_time(r.concurrency), "s per step") +
-                     T("tail_steps", tail_steps, "steps of the longest response") *
-                         T("step_one", step_time(1), "s per step");
-    rollout_s +=
-        time_item(ItemId::rl_time_decode,
-                  fmt::format("decode ({:.0f} sequences at once per engine)", r.concurrency), dec,
-                  k_src_decode);
-  }
-  auto forward_time = [&](ItemId id, std::string label) {
-    const Expr e = T("forward_per_sequence", t_fwd_all / gb, "s per sequence") *
-                   T("samples", r.samples, "sequences");
-    return time_item(id, std::move(label), e, k_src_forward_time);
-  };
-  if (rl.rollout()) train_side_s += forward_time(ItemId::rl_time_log_probs, "actor log-probs");
-  if (rl.reference) train_side_s += forward_time(ItemId::rl_time_reference, "reference log-probs");
-  if (rl.reward_model) train_side_s += forward_time(ItemId::rl_time_reward, "reward model");
-  if (rl.critic()) train_side_s += forward_time(ItemId::rl_time_values, "critic values");
-  const double optimizer_steps =
-      static_cast<double>(rl.prompts / std::max<std::int64_t>(1, rl.mini_batch_prompts)) *
-      rl.epochs;
-  const Expr train_e = T("optimizer_steps", optimizer_steps, "mini-batches × epochs") *
-                       T("train_step", t_step, "s per optimizer step");
-  train_side_s += time_item(ItemId::rl_time_training, "actor training", train_e, k_src_train);
-  if (rl.critic())
-    train_side_s +=
-        time_item(ItemId::rl_time_critic_training, "critic training", train_e, k_src_train);
-  if (rl.rollout()) {
-    const bool one_node = train_gpus <= c.gpus_per_node;
-    const double link = split || !one_node ? c.inter_node_bandwidth : c.intra_node_bandwidth;
-    if (link > 0)
-      sync_s = time_item(
-          ItemId::rl_time_weight_sync, "weight sync",
-          T("params", P, "parameters") * Expr::constant(2) /
-              T("link", link,
-                split || !one_node ? "B/s per GPU across nodes" : "B/s per GPU in a node"),
-          k_src_sync_time);
-    if (engine_here && c.pcie_bandwidth > 0) {
-      double moved = rl.sleep == RlSleep::offload ? engine_weights_b : 0.0;
-      if (rl.offload_params) moved += tr.params + tr.grads;
-      if (rl.offload_optimizer) moved += tr.optimizer;
-      if (moved > 0)
-        other_s = time_item(
-            ItemId::rl_time_sleep_wake, "sleep and wake (host transfers)",
-            Expr::constant(2) * T("moved", moved, "B per GPU") / T("pcie", c.pcie_bandwidth, "B/s"),
-            k_src_sleep_time);
-    }
-  }
-  double step = 0;
-  if (split && rl.off_policy)
-    step = std::max(rollout_s, train_side_s) + sync_s + other_s;
-  else
-    step = rollout_s + train_side_s + sync_s + other_s;
-  r.time.push_back(make_item(ItemId::rl_time_step, "time per RL step", Unit::seconds,
-                             T("step", step, "s"), k_src_step));
-  if (step > 0) {
-    r.time.push_back(
-        make_item(ItemId::rl_tokens_per_s_per_gpu, "tokens per second per GPU", Unit::tokens_per_s,
-                  T("tokens", r.tokens_per_step, "prompt and response tokens per step") /
-                      (T("step", step, "s") * T("gpus", r.total_gpus, "GPUs")),
-                  k_src_tput));
-    if (split) {
-      r.time.push_back(make_item(
-          ItemId::rl_rollout_idle, "idle share of the rollout GPUs", Unit::fraction,
-          Expr::constant(1) - T("rollout", rollout_s, "s") / T("step", step, "s"), k_src_step));
-      r.time.push_back(make_item(
-          ItemId::rl_training_idle, "idle share of the training GPUs", Unit::fraction,
-          Expr::constant(1) - T("training", train_side_s, "s") / T("step", step, "s"), k_src_step));
-    }
-  }
-  const LineItem* mfu = find_item(pm.time, ItemId::mfu);
-  if (mfu)
-    r.time.push_back(make_item(ItemId::rl_training_mfu, "MFU of the training phase", Unit::fraction,
-                               T("mfu", mfu->value, "of the peak"),
-                               "the plan's MFU at the mean lengths"));
+  const rl_detail::Shared shared{in,       split,    engine_here, train_gpus, P,
+                                 P_active, mean_len, peak,        hbm,        engine_weights_b,
+                                 kv_tok,   kv_b,     tr};
+  rl_detail::add_step_time(shared, mean_plan, r);
   return r;
 }
 

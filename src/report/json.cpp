@@ -286,6 +286,9 @@ json rl_json(const RlSpec& r) {
           {"offload_optimizer", r.offload_optimizer},
           {"reference", r.reference},
           {"reward_model", r.reward_model},
+          {"frozen_weights", to_string(r.frozen_weights)},
+          {"sync_bucket", r.sync_bucket},
+          {"decode_efficiency", r.decode_efficiency},
           {"log_prob_micro_batch", r.log_prob_micro_batch}};
 }
 

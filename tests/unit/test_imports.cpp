@@ -345,3 +345,54 @@ TEST_CASE("imports: torchtitan's optimizer.implementation chooses torch.optim's 
           std::string::npos);
   }
 }
+
+TEST_CASE("imports: verl's GRPO launch script gives the hand-written RL plan", "[imports][rl]") {
+  const auto imported = load("verl.toml");
+  const auto by_hand = load("verl-by-hand.toml");
+  const PlanResult a = test::plan_checked(imported.input);
+  const PlanResult b = test::plan_checked(by_hand.input);
+  same_numbers(a, b);
+  REQUIRE(a.rl.present);
+  REQUIRE(a.rl.phases.size() == b.rl.phases.size());
+  for (std::size_t i = 0; i < a.rl.phases.size(); ++i)
+    CHECK(a.rl.phases[i].peak_bytes == b.rl.phases[i].peak_bytes);
+  REQUIRE(a.rl.time.size() == b.rl.time.size());
+  for (std::size_t i = 0; i < a.rl.time.size(); ++i)
+    CHECK(a.rl.time[i].value == b.rl.time[i].value);
+  // Each value points at its override's line; verl's defaults point at the file.
+  CHECK(origin_of(imported, "rl.samples_per_prompt").find("verl-grpo-qwen2-7b.sh:29") !=
+        std::string::npos);
+  CHECK(origin_of(imported, "rl.frozen_weights").find("verl-grpo-qwen2-7b.sh:31") !=
+        std::string::npos);
+  CHECK(origin_of(imported, "rl.algorithm").find("verl-grpo-qwen2-7b.sh:5") != std::string::npos);
+  CHECK(imported.input.rl.algorithm == RlAlgorithm::grpo);
+  CHECK(imported.input.rl.reference);
+  CHECK(imported.input.training.recompute == Recompute::full);
+  // What the planner does not read is listed, the model path with what to do instead.
+  CHECK(warned(imported, "actor_rollout_ref.actor.optim.lr"));
+  CHECK(warned(imported, "give [model]"));
+}
+
+TEST_CASE("imports: a bad verl override is located", "[imports][rl][errors]") {
+  const auto dir_path = std::filesystem::temp_directory_path() / "tl-verl-bad";
+  std::filesystem::create_directories(dir_path);
+  const std::string dir = dir_path.string();
+  {
+    std::ofstream(dir + "/run.sh") << "python3 -m verl.trainer.main_ppo \\\n"
+                                      "  data.train_batch_size=many \\\n"
+                                      "  actor_rollout_ref.rollout.enforce_eager=maybe\n";
+    std::ofstream(dir + "/plan.toml") << "[import]\nverl = \"run.sh\"\n[model]\npreset = "
+                                         "\"llama-3.1-8b\"\n";
+  }
+  try {
+    config::load_plan_file(dir + "/plan.toml", {});
+    FAIL("loaded");
+  } catch (const config::ConfigError& e) {
+    std::string all;
+    for (const auto& d : e.diagnostics()) all += d.origin.to_string() + ": " + d.message + "\n";
+    CHECK(all.find("run.sh:2") != std::string::npos);
+    CHECK(all.find("data.train_batch_size=many: expected an integer") != std::string::npos);
+    CHECK(all.find("run.sh:3") != std::string::npos);
+    CHECK(all.find("expected True or False") != std::string::npos);
+  }
+}

@@ -42,6 +42,7 @@ mean_response_length = 1500
 mini_batch_prompts = 128
 rollout_tp = 2
 memory_fraction = 0.6
+max_num_seqs = 1024
 log_prob_micro_batch = 4
 )";
 
@@ -89,7 +90,7 @@ TEST_CASE("the rollout engine's share: weights, KV cache per token, concurrency"
   CHECK(kv == Approx(budget - P - rl_item(r->items, trainledger::ItemId::rl_engine_activations)));
   CHECK(p.rl.kv_tokens == Approx(kv / 65536));
   // Sequences at once: what the cache holds at the mean footprint (300 + 1500 tokens), below
-  // max_num_seqs (1024) and the engine's 512 sequences.
+  // max_num_seqs (1024, vLLM's LLM-class default here) and the engine's 512 sequences.
   CHECK(p.rl.concurrency == std::floor(kv / (65536.0 * 1800)));
   CHECK(p.rl.concurrency < 512);
   // The trainer's sharded fp32 state stays on the GPU while the engine generates.
@@ -103,11 +104,13 @@ TEST_CASE("every phase of a GRPO step is listed with its memory and time", "[rl]
   for (const char* name : {"rollout", "log-probs", "reference", "training", "weight sync"})
     CHECK(phase(p, name) != nullptr);
   CHECK(phase(p, "values") == nullptr);  // no critic in GRPO
-  // The training phase is the plan's own ledger plus the sleeping engine's graph pool.
+  // The training phase is the plan's own ledger plus the sleeping engine's graph pool (1 GiB)
+  // and the reference's 16-bit weights, resident and sharded like the actor (ZeRO-3 over 16).
   const auto* t = phase(p, "training");
   REQUIRE(t);
-  CHECK(t->peak_bytes > p.verdict.peak_bytes);
-  CHECK(t->peak_bytes < p.verdict.peak_bytes + 2.0 * (1 << 30));
+  const double ref = p.derived.params * 2 / 16;
+  CHECK(rl_item(t->items, trainledger::ItemId::rl_reference_weights) == Approx(ref));
+  CHECK(t->peak_bytes == Approx(p.verdict.peak_bytes + 1.0 * (1 << 30) + ref));
   // On-policy colocated: the step is the sum of its phases.
   double parts = 0, step = 0;
   for (const auto& i : p.rl.time) {
@@ -251,4 +254,138 @@ TEST_CASE("bad [rl] input is refused with its key", "[rl][errors]") {
   CHECK(has(load_errors(k_small, {"rl.memory_fraction=1.5"}), "rl.memory_fraction"));
   const auto r = run_cli({"plan", k_grpo, "--set", "rl.prompts=0"});
   CHECK(r.code == 2);
+}
+
+TEST_CASE("the frozen models' weights: resident, loaded for their pass, or swapped in", "[rl]") {
+  const double gib = 1024.0 * 1024 * 1024;
+  const auto resident = plan_text(k_small);
+  const double ref = resident.derived.params * 2 / 16;
+  // verl's default: the reference's FSDP module stays on the GPUs through every phase.
+  for (const char* name : {"rollout", "log-probs", "reference", "training", "weight sync"})
+    CHECK(rl_item(phase(resident, name)->items, trainledger::ItemId::rl_reference_weights) ==
+          Approx(ref));
+  // ref.fsdp_config.param_offload: only its own pass holds it, beside the actor's weights.
+  const auto offload = plan_text(k_small, {"rl.frozen_weights=\"offload\""});
+  CHECK(rl_item(phase(offload, "rollout")->items, trainledger::ItemId::rl_reference_weights) == -1);
+  CHECK(rl_item(phase(offload, "reference")->items, trainledger::ItemId::rl_reference_weights) ==
+        Approx(ref));
+  CHECK(offload.rl.host_bytes == Approx(resident.rl.host_bytes + ref * 8));
+  // NeMo-RL copies it into the actor's parameters for the pass: no second copy on the GPU, the
+  // actor's weights wait on the host meanwhile.
+  const auto swap = plan_text(k_small, {"rl.frozen_weights=\"swap\""});
+  CHECK(rl_item(phase(swap, "reference")->items, trainledger::ItemId::rl_reference_weights) == -1);
+  CHECK(swap.rl.host_bytes == Approx(resident.rl.host_bytes + 2 * ref * 8));
+  CHECK(phase(swap, "rollout")->peak_bytes == Approx(phase(resident, "rollout")->peak_bytes - ref));
+  // A MoE actor's experts are split over ep as well: Qwen3-30B-A3B on 16 GPUs, ep 8, ZeRO-1.
+  const auto moe = plan_text(R"(
+[model]
+preset = "qwen3-30b-a3b"
+[training]
+framework = "megatron"
+micro_batch = 1
+recompute = "full"
+[parallel]
+ep = 8
+zero = 1
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 2
+[rl]
+prompts = 64
+samples_per_prompt = 8
+prompt_length = 512
+response_length = 1024
+rollout_tp = 2
+)");
+  const double moe_ref =
+      rl_item(phase(moe, "reference")->items, trainledger::ItemId::rl_reference_weights);
+  // 30.5 B parameters, 28.99 B of them routed experts (48 layers × 128 × 3 × 2048 × 768):
+  // 1.54 B dense + 28.99 B / 8 = 5.16 B per GPU, 16-bit.
+  CHECK(moe_ref / gib == Approx(9.6).epsilon(0.02));
+  CHECK(moe_ref < moe.derived.params * 2 / 4);
+}
+
+TEST_CASE("weight sync holds a bucket on each side and the largest tensor gathered", "[rl]") {
+  const auto p = plan_text(k_small);
+  const double sync = rl_item(phase(p, "weight sync")->items, trainledger::ItemId::rl_sync_buffer);
+  // 2 × 2048 MiB buckets + Llama 3.1 8B's embedding (128,256 × 4,096) gathered in fp32 and cast
+  // to bf16 (6 B per element) under FSDP.
+  CHECK(sync == Approx(2.0 * 2048 * 1024 * 1024 + 128256.0 * 4096 * 6));
+  const auto old = plan_text(k_small, {"rl.sync_bucket=\"0 B\""});
+  CHECK(rl_item(phase(old, "weight sync")->items, trainledger::ItemId::rl_sync_buffer) ==
+        Approx(128256.0 * 4096 * 6));
+  // The forward working sets: the actor's log-probs with verl's entropy (6 B per logit), the
+  // reference's logits only (2 B), 4 sequences of 5120 tokens, tp 1, plus one layer (16 × h).
+  const double per_seq = 4.0 * 5120;
+  CHECK(rl_item(phase(p, "log-probs")->items, trainledger::ItemId::rl_forward) ==
+        Approx(per_seq * (128256.0 * 6 + 16.0 * 4096)));
+  CHECK(rl_item(phase(p, "reference")->items, trainledger::ItemId::rl_forward) ==
+        Approx(per_seq * (128256.0 * 2 + 16.0 * 4096)));
+}
+
+TEST_CASE("search on an RL plan ranks placements, engines and training layouts", "[rl][search]") {
+  const auto r = run_cli({"search", k_grpo, "--jobs", "2", "--format", "json", "--top", "50"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["search"]["kind"] == "rl");
+  CHECK(j["search"]["gpus"] == 16);
+  CHECK(j["search"]["placements"] == 2);  // colocated on 16, split 8 + 8
+  REQUIRE(j["top"].size() > 1);
+  bool colocated = false, split = false;
+  double last = 0;
+  for (const auto& c : j["top"]) {
+    CHECK(c["step_s"].get<double>() >= last);  // ranked by the RL step
+    last = c["step_s"].get<double>();
+    colocated = colocated || c["placement"] == "colocated";
+    split = split || c["placement"] == "split";
+    CHECK(c["peak_bytes"].get<double>() <= 81559.0 * 1024 * 1024);
+  }
+  CHECK(colocated);
+  // The best, planned with its settings, gives the step the search ranked it by.
+  std::vector<std::string> args = {"plan", k_grpo, "--format", "json"};
+  for (const auto& s : j["top"][0]["settings"]) {
+    args.push_back("--set");
+    args.push_back(s.get<std::string>());
+  }
+  const auto best = run_cli(args);
+  REQUIRE(best.code == 0);
+  const auto plan = nlohmann::json::parse(best.out);
+  double step = 0;
+  for (const auto& i : plan["rl"]["time"]["items"])
+    if (i["id"] == "rl.time.step") step = i["value"].get<double>();
+  CHECK(step == Approx(j["top"][0]["step_s"].get<double>()).epsilon(1e-9));
+  CHECK(plan["verdict"]["rl_fits"] == true);
+  // Restricted: split only, the engine at tp 2.
+  const auto s = run_cli({"search", k_grpo, "--jobs", "1", "--format", "json", "--fix",
+                          "rl.placement=split", "--allow", "rl.rollout_tp=2"});
+  REQUIRE(s.code == 0);
+  const auto js = nlohmann::json::parse(s.out);
+  REQUIRE(!js["top"].empty());
+  for (const auto& c : js["top"]) {
+    CHECK(c["placement"] == "split");
+    CHECK(c["rollout_tp"] == 2);
+    CHECK(c["rollout_gpus"] == 8);
+  }
+  // The table names the best as plan settings.
+  const auto t = run_cli({"search", k_grpo, "--jobs", "2", "--top", "3"});
+  CHECK(t.code == 0);
+  CHECK(t.out.find("search (RL)") != std::string::npos);
+  CHECK(t.out.find("--set rl.rollout_tp=") != std::string::npos);
+}
+
+TEST_CASE("RL search options are checked", "[rl][search][errors]") {
+  const auto bad = run_cli({"search", k_grpo, "--fix", "rl.placement=elsewhere"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("rl.placement") != std::string::npos);
+  const auto frac = run_cli({"search", k_grpo, "--allow", "rl.memory_fraction=0.5,1.5"});
+  CHECK(frac.code == 2);
+  CHECK(frac.err.find("1.5") != std::string::npos);
+  const auto unknown = run_cli({"search", k_grpo, "--fix", "rl.engine=sglang"});
+  CHECK(unknown.code == 2);
+  const auto fewest = run_cli({"search", k_grpo, "--fewest"});
+  CHECK(fewest.code == 2);
+  const auto training =
+      run_cli({"search", source_path("configs/plans/default.toml"), "--fix", "rl.rollout_tp=2"});
+  CHECK(training.code == 2);
+  CHECK(training.err.find("[rl]") != std::string::npos);
 }

@@ -1,0 +1,189 @@
+// The time of one RL step per phase (docs/rl.md#step-time): prefill and decode on the engines,
+// forward passes and training on the training layout, weight sync and host transfers; the
+// step, the throughput as the RL frameworks publish it, the idle share of each pool.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "rl_parts.hpp"
+
+namespace trainledger::rl_detail {
+
+namespace {
+
+constexpr const char* k_src_prefill =
+    "prefill: 2 × active parameters FLOPs per prompt token plus causal attention, on the "
+    "engine's GPUs at the GEMM efficiency; the samples of one prompt share its prefill through "
+    "prefix caching (vLLM's default in V1), so each prompt is prefilled once";
+constexpr const char* k_src_decode =
+    "decode: each engine step reads the weights (MoE: the experts its batch routes to) and the "
+    "batch's KV cache from HBM and computes 2 × active parameters FLOPs per sequence; the step "
+    "takes the longer of the two, plus two all-reduces per layer under tensor parallelism; an "
+    "engine decodes its sequences at the concurrency its KV cache allows (at most "
+    "max_num_seqs): mean length × sequences / concurrency steps, then the longest response's "
+    "tail at a batch of one";
+constexpr const char* k_src_forward_time =
+    "a forward pass over the step's samples on the training layout: a third of the training "
+    "step's compute and exposed communication per sequence (forward : backward = 1 : 2), at "
+    "the mean lengths";
+constexpr const char* k_src_train =
+    "the plan's training step at the mean lengths (the samples packed without padding: verl "
+    "use_dynamic_bsz), once per mini-batch and epoch";
+constexpr const char* k_src_sync_time =
+    "colocated: every parameter gathered whole in 16 bits over the training GPUs' links (FSDP "
+    "full_tensor per parameter); split: the weights broadcast from the trainer to the engines "
+    "over the network (verl recipe/one_step_off_policy, NeMo-RL: NCCL broadcast)";
+constexpr const char* k_src_sleep_time =
+    "host transfers over PCIe each step: the sleeping engine's weights out and back (sleep "
+    "level 1), and the trainer state rl.offload_params / rl.offload_optimizer move";
+constexpr const char* k_src_step =
+    "on-policy: the phases one after another; split off-policy: generation of the next step "
+    "overlaps the training of this one, so the step is the longer of the two plus the sync";
+constexpr const char* k_src_tput =
+    "tokens per second per GPU as verl reports it (perf/throughput: prompt and response tokens "
+    "of the step over the step time and every GPU of the job)";
+
+}  // namespace
+
+void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
+  const PlanInput& in = s.in;
+  const RlSpec& rl = in.rl;
+  const ModelSpec& m = in.model;
+  const ClusterSpec& c = in.cluster;
+  const double P = s.params, P_active = s.active_params;
+  const double peak = s.peak, hbm = s.hbm, kv_tok = s.kv_tok, kv_b = s.kv_b;
+  const bool split = s.split, engine_here = s.engine_here;
+  const int train_gpus = s.train_gpus;
+  const double engine_weights_b = s.engine_weights_b;
+  const Trainer& tr = s.trainer;
+  const double t_step = value_of(pm.time, ItemId::time_step);
+  const double t_fwd_all =
+      (value_of(pm.time, ItemId::time_compute) + value_of(pm.time, ItemId::time_comm_exposed) +
+       value_of(pm.time, ItemId::time_host)) /
+      3.0;
+  const double gb = static_cast<double>(std::max<std::int64_t>(1, pm.derived.global_batch));
+  auto time_item = [&](ItemId id, std::string label, const Expr& e, const char* src) {
+    r.time.push_back(make_item(id, std::move(label), Unit::seconds, e, src));
+    return r.time.back().value;
+  };
+  double rollout_s = 0, train_side_s = 0, sync_s = 0, other_s = 0;
+  if (rl.rollout() && peak > 0 && hbm > 0) {
+    const double E = r.engines;
+    const double heads_dim = static_cast<double>(m.heads) * head_dim(m);
+    const double pf_tokens = static_cast<double>(rl.prompts) * rl.mean_prompt_length / E;
+    const Expr pf =
+        (Expr::constant(2) * T("active_params", P_active, "active parameters") +
+         Expr::constant(2) * T("layers", m.layers, "layers") *
+             T("mean_prompt", rl.mean_prompt_length, "tokens") *
+             T("attn_width", heads_dim, "heads × head size")) *
+        T("prompt_tokens", pf_tokens, "prompt tokens per engine") /
+        (T("rollout_tp", rl.rollout_tp, "GPUs per engine") * T("gemm_rate", peak, "FLOP/s"));
+    rollout_s +=
+        time_item(ItemId::rl_time_prefill, "prefill (prompts, once per prompt)", pf, k_src_prefill);
+    // Decode: concurrency from the KV cache, steps at that batch, then the tail.
+    const double seqs = std::ceil(r.samples / E);
+    const double ctx = rl.mean_prompt_length + rl.mean_response_length / 2.0;
+    const double by_kv =
+        kv_tok > 0 ? std::floor(kv_b / (kv_tok * (rl.mean_prompt_length + rl.mean_response_length)))
+                   : 0;
+    r.concurrency = std::max(1.0, std::min({static_cast<double>(rl.max_num_seqs), seqs, by_kv}));
+    auto step_time = [&](double batch) {
+      double weights = P * 2.0;
+      if (is_moe(m) && m.experts > 0) {
+        const double routed_share =
+            std::min(1.0, batch * m.experts_per_token / static_cast<double>(m.experts));
+        const double inactive = P - P_active;  // experts a token does not route to
+        weights = (P_active + inactive * routed_share) * 2.0;
+      }
+      const double bytes = weights / rl.rollout_tp + batch * ctx * kv_tok;
+      const double flops = (2.0 * P_active + 4.0 * m.layers * ctx * heads_dim) * batch;
+      double t = std::max(bytes / hbm, flops / (rl.rollout_tp * peak));
+      if (rl.rollout_tp > 1)
+        t +=
+            2.0 * m.layers *
+            (c.intra_node_latency + batch * m.hidden * 2.0 / std::max(1.0, c.intra_node_bandwidth));
+      if (!rl.cuda_graphs) t += m.layers * 12.0 * c.launch_overhead;
+      return t;
+    };
+    const double full_steps = seqs * rl.mean_response_length / r.concurrency;
+    const double tail_steps =
+        std::max(0.0, static_cast<double>(rl.response_length) - rl.mean_response_length);
+    const Expr dec = T("full_steps", full_steps, "steps at full batch") *
+                         T("step_full", step_time(r.concurrency), "s per step") +
+                     T("tail_steps", tail_steps, "steps of the longest response") *
+                         T("step_one", step_time(1), "s per step");
+    rollout_s +=
+        time_item(ItemId::rl_time_decode,
+                  fmt::format("decode ({:.0f} sequences at once per engine)", r.concurrency), dec,
+                  k_src_decode);
+  }
+  auto forward_time = [&](ItemId id, std::string label) {
+    const Expr e = T("forward_per_sequence", t_fwd_all / gb, "s per sequence") *
+                   T("samples", r.samples, "sequences");
+    return time_item(id, std::move(label), e, k_src_forward_time);
+  };
+  if (rl.rollout()) train_side_s += forward_time(ItemId::rl_time_log_probs, "actor log-probs");
+  if (rl.reference) train_side_s += forward_time(ItemId::rl_time_reference, "reference log-probs");
+  if (rl.reward_model) train_side_s += forward_time(ItemId::rl_time_reward, "reward model");
+  if (rl.critic()) train_side_s += forward_time(ItemId::rl_time_values, "critic values");
+  const double optimizer_steps =
+      static_cast<double>(rl.prompts / std::max<std::int64_t>(1, rl.mini_batch_prompts)) *
+      rl.epochs;
+  const Expr train_e = T("optimizer_steps", optimizer_steps, "mini-batches × epochs") *
+                       T("train_step", t_step, "s per optimizer step");
+  train_side_s += time_item(ItemId::rl_time_training, "actor training", train_e, k_src_train);
+  if (rl.critic())
+    train_side_s +=
+        time_item(ItemId::rl_time_critic_training, "critic training", train_e, k_src_train);
+  if (rl.rollout()) {
+    const bool one_node = train_gpus <= c.gpus_per_node;
+    const double link = split || !one_node ? c.inter_node_bandwidth : c.intra_node_bandwidth;
+    if (link > 0)
+      sync_s = time_item(
+          ItemId::rl_time_weight_sync, "weight sync",
+          T("params", P, "parameters") * Expr::constant(2) /
+              T("link", link,
+                split || !one_node ? "B/s per GPU across nodes" : "B/s per GPU in a node"),
+          k_src_sync_time);
+    if (engine_here && c.pcie_bandwidth > 0) {
+      double moved = rl.sleep == RlSleep::offload ? engine_weights_b : 0.0;
+      if (rl.offload_params) moved += tr.params + tr.grads;
+      if (rl.offload_optimizer) moved += tr.optimizer;
+      if (moved > 0)
+        other_s = time_item(
+            ItemId::rl_time_sleep_wake, "sleep and wake (host transfers)",
+            Expr::constant(2) * T("moved", moved, "B per GPU") / T("pcie", c.pcie_bandwidth, "B/s"),
+            k_src_sleep_time);
+    }
+  }
+  double step = 0;
+  if (split && rl.off_policy)
+    step = std::max(rollout_s, train_side_s) + sync_s + other_s;
+  else
+    step = rollout_s + train_side_s + sync_s + other_s;
+  r.time.push_back(make_item(ItemId::rl_time_step, "time per RL step", Unit::seconds,
+                             T("step", step, "s"), k_src_step));
+  if (step > 0) {
+    r.time.push_back(
+        make_item(ItemId::rl_tokens_per_s_per_gpu, "tokens per second per GPU", Unit::tokens_per_s,
+                  T("tokens", r.tokens_per_step, "prompt and response tokens per step") /
+                      (T("step", step, "s") * T("gpus", r.total_gpus, "GPUs")),
+                  k_src_tput));
+    if (split) {
+      r.time.push_back(make_item(
+          ItemId::rl_rollout_idle, "idle share of the rollout GPUs", Unit::fraction,
+          Expr::constant(1) - T("rollout", rollout_s, "s") / T("step", step, "s"), k_src_step));
+      r.time.push_back(make_item(
+          ItemId::rl_training_idle, "idle share of the training GPUs", Unit::fraction,
+          Expr::constant(1) - T("training", train_side_s, "s") / T("step", step, "s"), k_src_step));
+    }
+  }
+  const LineItem* mfu = find_item(pm.time, ItemId::mfu);
+  if (mfu)
+    r.time.push_back(make_item(ItemId::rl_training_mfu, "MFU of the training phase", Unit::fraction,
+                               T("mfu", mfu->value, "of the peak"),
+                               "the plan's MFU at the mean lengths"));
+}
+
+}  // namespace trainledger::rl_detail
