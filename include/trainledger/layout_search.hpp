@@ -4,6 +4,7 @@
 // dropped before its time side is computed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -103,5 +104,23 @@ std::vector<std::string> layout_settings(const Layout& l, int nodes, int gpus_pe
 
 // Ranking key: lower is better.
 double objective_value(const Layout& l, Objective o, int world);
+
+// The Pareto front of peak memory against step time of anything with peak_bytes, step_s and
+// order (Layout, RlCandidate): lowest memory first, each faster than every one before it; ties
+// keep the enumeration's order.
+template <typename T>
+std::vector<T> pareto_front(const std::vector<T>& all) {
+  std::vector<const T*> by_memory;
+  for (const T& x : all) by_memory.push_back(&x);
+  std::sort(by_memory.begin(), by_memory.end(), [](const T* a, const T* b) {
+    if (a->peak_bytes != b->peak_bytes) return a->peak_bytes < b->peak_bytes;
+    if (a->step_s != b->step_s) return a->step_s < b->step_s;
+    return a->order < b->order;
+  });
+  std::vector<T> front;
+  for (const T* x : by_memory)
+    if (front.empty() || x->step_s < front.back().step_s) front.push_back(*x);
+  return front;
+}
 
 }  // namespace trainledger

@@ -146,7 +146,7 @@ void import_verl(const std::string& text, Sink& s) {
     const Origin o = at(g.line);
     if (name == "actor_rollout_ref.model.path") continue;  // below
     const Override* ov = find_override(name);
-    const std::string said = fmt::format("{}={}", name, shown(g.value));
+    const std::string said = fmt::format("{}={}", shown(name), shown(g.value));
     if (!ov) {
       s.ignore(name, "");
       continue;
@@ -254,9 +254,7 @@ void import_verl(const std::string& text, Sink& s) {
         s.ignore(said, "an estimator the planner does not know");
     }
   }
-  if (!has("actor_rollout_ref.model.path"))
-    s.ignore("actor_rollout_ref.model.path (not given)", "give [model]");
-  else
+  if (has("actor_rollout_ref.model.path"))
     s.ignore("actor_rollout_ref.model.path=" + shown(seen["actor_rollout_ref.model.path"].value),
              "a model path: give [model] (model.preset or model.hf_config)");
 }

@@ -398,20 +398,7 @@ SearchResult search_space(const PlanInput& base, const SearchOptions& o) {
   r.fitting = static_cast<std::int64_t>(kept.size());
   std::sort(kept.begin(), kept.end(),
             [&](const Layout& a, const Layout& b) { return better(a, b, o.objective, world); });
-  // Pareto front of peak memory and step time: by memory, keep what is faster than all before.
-  std::vector<const Layout*> by_memory;
-  for (const Layout& l : kept) by_memory.push_back(&l);
-  std::sort(by_memory.begin(), by_memory.end(), [](const Layout* a, const Layout* b) {
-    if (a->peak_bytes != b->peak_bytes) return a->peak_bytes < b->peak_bytes;
-    if (a->step_s != b->step_s) return a->step_s < b->step_s;
-    return a->order < b->order;
-  });
-  double fastest = std::numeric_limits<double>::infinity();
-  for (const Layout* l : by_memory)
-    if (l->step_s < fastest) {
-      fastest = l->step_s;
-      r.pareto.push_back(*l);
-    }
+  r.pareto = pareto_front(kept);
   // The top list skips a layout whose numbers equal a listed one's to the bit while only a knob
   // that changes nothing differs (selective recompute under flash attention, a sequence
   // parallel flag that tp = 1 ignores, a rank order that puts the same links under each

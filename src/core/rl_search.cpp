@@ -285,19 +285,7 @@ RlSearchResult search_rl(const PlanInput& base, const RlSearchOptions& o) {
     return a.order < b.order;
   };
   std::sort(kept.begin(), kept.end(), better);
-  std::vector<const RlCandidate*> by_memory;
-  for (const RlCandidate& c : kept) by_memory.push_back(&c);
-  std::sort(by_memory.begin(), by_memory.end(), [](const RlCandidate* a, const RlCandidate* b) {
-    if (a->peak_bytes != b->peak_bytes) return a->peak_bytes < b->peak_bytes;
-    if (a->step_s != b->step_s) return a->step_s < b->step_s;
-    return a->order < b->order;
-  });
-  double fastest = std::numeric_limits<double>::infinity();
-  for (const RlCandidate* c : by_memory)
-    if (c->step_s < fastest) {
-      fastest = c->step_s;
-      r.pareto.push_back(*c);
-    }
+  r.pareto = pareto_front(kept);
   const std::size_t want = static_cast<std::size_t>(std::max(0, o.layout.top));
   for (RlCandidate& c : kept) {
     if (r.top.size() >= want) break;

@@ -396,3 +396,22 @@ TEST_CASE("imports: a bad verl override is located", "[imports][rl][errors]") {
     CHECK(all.find("expected True or False") != std::string::npos);
   }
 }
+
+TEST_CASE("imports: a verl override's hostile name is shown escaped", "[imports][rl][errors]") {
+  const auto dir = std::filesystem::temp_directory_path() / "tl-verl-hostile";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "run.sh") << "python3 -m verl.trainer.main_ppo data.train_batch_size=64 "
+                                   "actor_rollout_ref.actor.ppo_mini_batch_size=16 "
+                                   "trainer.x\x1b[2J=1 data.y\xff=2\n";
+  std::ofstream(dir / "plan.toml") << "[import]\nverl = \"run.sh\"\n[model]\npreset = "
+                                      "\"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  const auto p = config::load_plan_file((dir / "plan.toml").string(), {});
+  CHECK(p.input.rl.prompts == 64);
+  bool listed = false;
+  for (const std::string& w : p.warnings) {
+    CHECK(w.find('\x1b') == std::string::npos);
+    CHECK(w.find('\xff') == std::string::npos);
+    listed = listed || w.find("trainer.x\\x1B") != std::string::npos;
+  }
+  CHECK(listed);
+}
