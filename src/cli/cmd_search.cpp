@@ -25,8 +25,6 @@
 
 namespace trainledger::cli {
 
-namespace {
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -39,13 +37,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-// The largest world a search takes: cluster.nodes and cluster.gpus_per_node at their limits.
-constexpr long long k_max_nodes = 1000000;
-constexpr long long k_max_gpus = 1 << 30;
-
 [[noreturn]] void usage_error(const std::string& option, const std::string& message) {
   throw config::ConfigError({config::Diagnostic{config::Origin{option, 0, 0, "option"}, message}});
 }
+
+namespace {
+
+// The largest world a search takes: cluster.nodes and cluster.gpus_per_node at their limits.
+constexpr long long k_max_nodes = 1000000;
+constexpr long long k_max_gpus = 1 << 30;
 
 // A whole number in [lo, hi], the whole text (std::from_chars: no sign, space or suffix).
 std::optional<long long> whole_number(const std::string& text, long long lo, long long hi) {

@@ -33,6 +33,11 @@ std::string sets_of(const Layout& l, const ClusterSpec& c);
 
 struct SearchCliOptions;
 
+// The search commands' option helpers (cmd_search.cpp): `s` split at `sep`, and a usage error
+// (exit 2) located at `option`.
+std::vector<std::string> split(const std::string& s, char sep);
+[[noreturn]] void usage_error(const std::string& option, const std::string& message);
+
 // `trainledger search` on a plan with an [rl] section (search_rl.cpp): placements, engine
 // layouts and memory fractions with the training layouts; `fix` and `allow` hold the rl.*
 // restrictions (the others are in `so.space`).

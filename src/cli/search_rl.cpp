@@ -24,22 +24,6 @@ namespace {
 
 constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
 
-[[noreturn]] void usage_error(const std::string& option, const std::string& message) {
-  throw config::ConfigError({config::Diagnostic{config::Origin{option, 0, 0, "option"}, message}});
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t at = s.find(',', start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) break;
-    start = at + 1;
-  }
-  return out;
-}
-
 // One --fix or --allow of an rl.* key into the space: rl.placement (colocated, split),
 // rl.rollout_gpus and rl.rollout_tp (whole numbers), rl.memory_fraction (0 < f <= 1).
 void apply(RlSearchSpace& space, const std::string& option, const std::string& text,
@@ -49,14 +33,15 @@ void apply(RlSearchSpace& space, const std::string& option, const std::string& t
     usage_error(option,
                 fmt::format("\"{}\": expected KEY=VALUE[,VALUE...]", text::printable(text, 60)));
   const std::string key = text.substr(0, eq);
-  const std::vector<std::string> values = split(text.substr(eq + 1));
+  const std::vector<std::string> values = split(text.substr(eq + 1), ',');
   if (option == "--fix" && values.size() != 1)
     usage_error(option, fmt::format("\"{}\": --fix holds a key at one value; several values are "
                                     "--allow {}",
                                     text::printable(text, 60), text::printable(text, 60)));
-  if (const auto [it, fresh] = seen.emplace(key, option + " " + text); !fresh)
-    usage_error(option, fmt::format("{} is given twice ({} and {} {}): give its values once", key,
-                                    it->second, option, text::printable(text, 60)));
+  if (const auto [it, fresh] = seen.emplace(key, option + " " + text::printable(text, 60)); !fresh)
+    usage_error(option, fmt::format("{} is given twice ({} and {} {}): give its values once",
+                                    text::printable(key, 40), it->second, option,
+                                    text::printable(text, 60)));
   for (const std::string& v : values) {
     if (key == "rl.placement") {
       if (v != "colocated" && v != "split")

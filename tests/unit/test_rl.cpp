@@ -382,6 +382,12 @@ TEST_CASE("RL search options are checked", "[rl][search][errors]") {
   CHECK(frac.err.find("1.5") != std::string::npos);
   const auto unknown = run_cli({"search", k_grpo, "--fix", "rl.engine=sglang"});
   CHECK(unknown.code == 2);
+  // A key given twice is refused, the file's or shell's bytes shown escaped.
+  const auto twice = run_cli(
+      {"search", k_grpo, "--allow", "rl.rollout_tp=1", "--allow", "rl.rollout_tp=2\x1b[2J"});
+  CHECK(twice.code == 2);
+  CHECK(twice.err.find("given twice") != std::string::npos);
+  CHECK(twice.err.find('\x1b') == std::string::npos);
   const auto fewest = run_cli({"search", k_grpo, "--fewest"});
   CHECK(fewest.code == 2);
   const auto training =
