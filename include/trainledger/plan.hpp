@@ -81,16 +81,31 @@ struct RlPhase {
   double peak_bytes = 0;
   double capacity_bytes = 0;
   bool fits = true;
-  double time_s = 0;  // its share of the step (0 for a memory-only phase)
+};
+
+// One part of an RL step on the GPUs that run it (docs/rl.md#step-time): when it starts and
+// ends, in seconds from the step's start, and how much of it the step waits for. Colocated and
+// on-policy steps wait for every part; in a split off-policy step the shorter pool's work
+// overlaps the longer's (the engines generate the next step's samples while this step trains),
+// so only the longer lane's parts and the weight sync are exposed. The exposed parts sum to the
+// step (the invariant checker holds it).
+struct RlSpan {
+  ItemId item = ItemId::rl_time_step;  // the rl.time item it draws
+  std::string lane;                    // "all" (colocated), "rollout" or "training" (split)
+  double start_s = 0;
+  double end_s = 0;
+  double exposed_s = 0;
+  bool next_step = false;  // split off-policy generation of the next step's samples
 };
 
 struct RlResult {
   bool present = false;
   std::vector<RlPhase> phases;
-  int worst = 0;               // the phase with the least memory left
-  std::string problem;         // why the plan does not fit, naming the phase ("" when it does)
-  bool kv_fits = true;         // the engine's KV cache holds one sequence of the longest length
-  std::vector<LineItem> time;  // the step's parts, the step, throughput, MFU, idle shares
+  int worst = 0;                 // the phase with the least memory left
+  std::string problem;           // why the plan does not fit, naming the phase ("" when it does)
+  bool kv_fits = true;           // the engine's KV cache holds one sequence of the longest length
+  std::vector<LineItem> time;    // the step's parts, the step, throughput, MFU, idle shares
+  std::vector<RlSpan> timeline;  // the step's parts in time order, lane by lane
   int engines = 0;
   int rollout_gpus = 0;  // GPUs that generate (all of them when colocated)
   int total_gpus = 0;

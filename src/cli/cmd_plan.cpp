@@ -171,8 +171,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   add_color_option(*sub, o.color);
   sub->add_option("--chart", o.chart,
                   "with --format svg: memory (default), phases (the worst stage at each phase), "
-                  "schedule, step, comm or checkpoint")
-      ->check(CLI::IsMember({"memory", "phases", "schedule", "step", "comm", "checkpoint"}));
+                  "schedule, step, comm, checkpoint; RL plans: rl-timeline (one step lane by "
+                  "lane), rl-memory (memory per GPU at each phase)")
+      ->check(CLI::IsMember({"memory", "phases", "schedule", "step", "comm", "checkpoint",
+                             "rl-timeline", "rl-memory"}));
   sub->add_option("--emit", o.emit,
                   "print the settings that realise the plan in a training stack: a Megatron-LM "
                   "argument list, a DeepSpeed JSON or a torchtitan TOML (the importers read them "

@@ -442,6 +442,9 @@ RlSpec build_rl(const Resolution& r, const Reader& in) {
   s.cuda_graphs = in.boolean("rl.cuda_graphs");
   s.sleep = from_string(in.text("rl.sleep"), RlSleep::discard);
   s.sync_bucket = in.number("rl.sync_bucket");
+  s.async_scheduling = in.boolean("rl.async_scheduling");
+  s.step_overhead = in.number("rl.step_overhead");
+  s.generation_rounds = in.number("rl.generation_rounds");
   s.decode_efficiency = in.number("rl.decode_efficiency", in.number("cluster.memory_efficiency"));
   s.offload_params = in.boolean("rl.offload_params");
   s.offload_optimizer = in.boolean("rl.offload_optimizer");

@@ -132,6 +132,21 @@ std::vector<std::string> check_invariants(const PlanResult& plan) {
       if (std::fabs(parts - step->value) > 1e-9 * std::max(1.0, step->value))
         out.push_back("rl time: the phases do not add up to rl.time.step");
     }
+    if (step && step->value > 0) {
+      // The timeline: every part inside the step, the exposed parts summing to it.
+      double exposed = 0;
+      for (const RlSpan& sp : rl.timeline) {
+        exposed += sp.exposed_s;
+        if (!(sp.start_s >= 0 && sp.end_s >= sp.start_s &&
+              sp.end_s <= step->value * (1 + 1e-9) + 1e-12))
+          out.push_back("rl timeline: " + std::string(info(sp.item).name) + " outside the step");
+        if (sp.exposed_s > sp.end_s - sp.start_s + 1e-12 || sp.exposed_s < 0)
+          out.push_back("rl timeline: " + std::string(info(sp.item).name) +
+                        " exposes more than it takes");
+      }
+      if (std::fabs(exposed - step->value) > 1e-9 * std::max(1.0, step->value))
+        out.push_back("rl timeline: the exposed parts do not add up to rl.time.step");
+    }
   }
   return out;
 }

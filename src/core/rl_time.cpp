@@ -3,9 +3,11 @@
 // step, the throughput as the RL frameworks publish it, the idle share of each pool.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
 
+#include "collectives.hpp"
 #include "rl_parts.hpp"
 
 namespace trainledger::rl_detail {
@@ -19,10 +21,13 @@ constexpr const char* k_src_prefill =
 constexpr const char* k_src_decode =
     "decode: each engine step reads the weights (MoE: the experts its batch routes to) and the "
     "batch's KV cache from HBM and computes 2 × active parameters FLOPs per sequence; the step "
-    "takes the longer of the two, plus two all-reduces per layer under tensor parallelism; an "
+    "takes the longer of the two, plus two all-reduces per layer under tensor parallelism (in "
+    "a node vLLM's one-shot custom all-reduce; across nodes NCCL's faster of ring and tree); an "
     "engine decodes its sequences at the concurrency its KV cache allows (at most "
     "max_num_seqs): mean length × sequences / concurrency steps, then the longest response's "
-    "tail at a batch of one";
+    "tail at a batch of one; without async scheduling each step also waits for the engine's "
+    "host work (rl.step_overhead: vLLM RFC #6854); DAPO's dynamic sampling repeats it "
+    "rl.generation_rounds times";
 constexpr const char* k_src_forward_time =
     "a forward pass over the step's samples on the training layout: a third of the training "
     "step's compute and exposed communication per sequence (forward : backward = 1 : 2), at "
@@ -43,6 +48,53 @@ constexpr const char* k_src_step =
 constexpr const char* k_src_tput =
     "tokens per second per GPU as verl reports it (perf/throughput: prompt and response tokens "
     "of the step over the step time and every GPU of the job)";
+
+// The step's parts in the order the frameworks run them (verl's ray_trainer fit loop,
+// NeMo-RL's grpo_train): colocated, the weights go to the waking engine, it generates, the
+// training side scores and trains, the host transfers close the step; split, the training
+// pool waits for the samples (on-policy) or trains on the last step's while the engines
+// generate the next (off-policy), and the weight sync follows on both pools.
+void add_timeline(bool split, bool off_policy, double rollout_s, double train_side_s, RlResult& r) {
+  constexpr ItemId k_rollout[] = {ItemId::rl_time_prefill, ItemId::rl_time_decode};
+  constexpr ItemId k_train[] = {ItemId::rl_time_log_probs, ItemId::rl_time_reference,
+                                ItemId::rl_time_reward,    ItemId::rl_time_values,
+                                ItemId::rl_time_training,  ItemId::rl_time_critic_training};
+  const LineItem* sync = find_item(r.time, ItemId::rl_time_weight_sync);
+  const LineItem* other = find_item(r.time, ItemId::rl_time_sleep_wake);
+  // Off-policy, the longer pool's work is what the step waits for.
+  const bool rollout_exposed = !off_policy || rollout_s >= train_side_s;
+  const bool train_exposed = !off_policy || rollout_s < train_side_s;
+  auto lay = [&](const ItemId* ids, std::size_t n, const char* lane, double at, bool exposed,
+                 bool next) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const LineItem* i = find_item(r.time, ids[k]);
+      if (!i || !(i->value > 0)) continue;
+      r.timeline.push_back({ids[k], lane, at, at + i->value, exposed ? i->value : 0.0, next});
+      at += i->value;
+    }
+    return at;
+  };
+  auto one = [&](const LineItem* i, const char* lane, double at, bool exposed) {
+    if (!i || !(i->value > 0)) return at;
+    r.timeline.push_back({i->item, lane, at, at + i->value, exposed ? i->value : 0.0, false});
+    return at + i->value;
+  };
+  if (!split) {
+    double at = one(sync, "all", 0, true);
+    at = lay(k_rollout, std::size(k_rollout), "all", at, true, false);
+    at = lay(k_train, std::size(k_train), "all", at, true, false);
+    one(other, "all", at, true);
+    return;
+  }
+  const double generated =
+      lay(k_rollout, std::size(k_rollout), "rollout", 0, rollout_exposed, off_policy);
+  const double trained = lay(k_train, std::size(k_train), "training", off_policy ? 0 : generated,
+                             train_exposed, false);
+  const double synced = std::max(generated, trained);
+  one(sync, "rollout", synced, false);  // the same transfer, counted once: on the trainers
+  const double at = one(sync, "training", synced, true);
+  one(other, "training", at, true);
+}
 
 }  // namespace
 
@@ -78,9 +130,26 @@ void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
              T("mean_prompt", rl.mean_prompt_length, "tokens") *
              T("attn_width", heads_dim, "heads × head size")) *
         T("prompt_tokens", pf_tokens, "prompt tokens per engine") /
-        (T("rollout_tp", rl.rollout_tp, "GPUs per engine") * T("gemm_rate", peak, "FLOP/s"));
+        (T("rollout_tp", rl.rollout_tp, "GPUs per engine") * T("gemm_rate", peak, "FLOP/s")) *
+        T("rounds", rl.generation_rounds, "generation rounds (rl.generation_rounds)");
     rollout_s +=
         time_item(ItemId::rl_time_prefill, "prefill (prompts, once per prompt)", pf, k_src_prefill);
+    // One all-reduce of the engine's tensor-parallel group. Inside a node vLLM's custom
+    // all-reduce (vllm/distributed/device_communicators/custom_all_reduce.py, one-shot for
+    // small messages: one latency step); a group across nodes falls back to NCCL
+    // (cuda_communicator.py: the custom all-reduce needs every rank in one node), whose tuner
+    // picks the faster of ring and tree (src/graph/tuning.cc) over the network's latency.
+    const bool engine_across_nodes = rl.rollout_tp > c.gpus_per_node;
+    Group engine_tp;
+    engine_tp.name = "rollout_tp";
+    engine_tp = regroup(in, engine_tp, rl.rollout_tp, 1);
+    auto engine_all_reduce = [&](double message) {
+      if (!engine_across_nodes)
+        return c.intra_node_latency + message / std::max(1.0, c.intra_node_bandwidth);
+      const Num msg = Num::constant(message), one = Num::constant(1);
+      return std::min(calls_time(in, CollKind::all_reduce, engine_tp, msg, one).value(),
+                      calls_time(in, CollKind::tree_all_reduce, engine_tp, msg, one).value());
+    };
     // Decode: concurrency from the KV cache, steps at that batch, then the tail.
     const double seqs = std::ceil(r.samples / E);
     const double ctx = rl.mean_prompt_length + rl.mean_response_length / 2.0;
@@ -99,20 +168,23 @@ void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
       const double bytes = weights / rl.rollout_tp + batch * ctx * kv_tok;
       const double flops = (2.0 * P_active + 4.0 * m.layers * ctx * heads_dim) * batch;
       double t = std::max(bytes / hbm, flops / (rl.rollout_tp * peak));
-      if (rl.rollout_tp > 1)
-        t +=
-            2.0 * m.layers *
-            (c.intra_node_latency + batch * m.hidden * 2.0 / std::max(1.0, c.intra_node_bandwidth));
+      if (rl.rollout_tp > 1) t += 2.0 * m.layers * engine_all_reduce(batch * m.hidden * 2.0);
       if (!rl.cuda_graphs) t += m.layers * 12.0 * c.launch_overhead;
       return t;
     };
     const double full_steps = seqs * rl.mean_response_length / r.concurrency;
     const double tail_steps =
         std::max(0.0, static_cast<double>(rl.response_length) - rl.mean_response_length);
-    const Expr dec = T("full_steps", full_steps, "steps at full batch") *
-                         T("step_full", step_time(r.concurrency), "s per step") +
-                     T("tail_steps", tail_steps, "steps of the longest response") *
-                         T("step_one", step_time(1), "s per step");
+    Expr dec = T("full_steps", full_steps, "steps at full batch") *
+                   T("step_full", step_time(r.concurrency), "s per step on the GPU") +
+               T("tail_steps", tail_steps, "steps of the longest response") *
+                   T("step_one", step_time(1), "s per step on the GPU");
+    if (!rl.async_scheduling && rl.step_overhead > 0)
+      dec = dec +
+            T("steps", full_steps + tail_steps, "engine steps") *
+                T("step_overhead", rl.step_overhead, "s of host time per step (rl.step_overhead)");
+    if (rl.generation_rounds != 1)
+      dec = T("rounds", rl.generation_rounds, "generation rounds (rl.generation_rounds)") * dec;
     rollout_s +=
         time_item(ItemId::rl_time_decode,
                   fmt::format("decode ({:.0f} sequences at once per engine)", r.concurrency), dec,
@@ -162,6 +234,7 @@ void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
     step = std::max(rollout_s, train_side_s) + sync_s + other_s;
   else
     step = rollout_s + train_side_s + sync_s + other_s;
+  add_timeline(split, split && rl.off_policy, rollout_s, train_side_s, r);
   r.time.push_back(make_item(ItemId::rl_time_step, "time per RL step", Unit::seconds,
                              T("step", step, "s"), k_src_step));
   if (step > 0) {

@@ -262,6 +262,9 @@ std::string render_html(const PlanResult& plan, const PlanSource& loaded, const 
   // The charts fill the page: side by side where they fit, each grown to at most 1.6 times the
   // size it was drawn at (its text stays readable, never huge).
   s += "<h2>Memory</h2>\n" + figures({chart_memory(plan, o.units), chart_phases(plan, o.units)});
+  if (plan.rl.present)
+    s += "<h2>The RL step</h2>\n" +
+         figures({chart_rl_timeline(plan), chart_rl_memory(plan, o.units)});
   s += "<h2>The step</h2>\n" + figures({chart_step(plan)});
   s += "<h2>Pipeline schedule</h2>\n" + figures({chart_schedule(plan)});
   s += "<h2>Communication</h2>\n" + figures({chart_comm(plan, o.units)});

@@ -289,6 +289,9 @@ json rl_json(const RlSpec& r) {
           {"frozen_weights", to_string(r.frozen_weights)},
           {"sync_bucket", r.sync_bucket},
           {"decode_efficiency", r.decode_efficiency},
+          {"async_scheduling", r.async_scheduling},
+          {"step_overhead", r.step_overhead},
+          {"generation_rounds", r.generation_rounds},
           {"log_prob_micro_batch", r.log_prob_micro_batch}};
 }
 
@@ -405,6 +408,14 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
                         {"capacity_bytes", number(ph.capacity_bytes, Unit::bytes)},
                         {"fits", ph.fits},
                         {"items", items_json(ph.items)}});
+    json timeline = json::array();
+    for (const RlSpan& sp : rl.timeline)
+      timeline.push_back({{"item", std::string(info(sp.item).name)},
+                          {"lane", sp.lane},
+                          {"start_s", sp.start_s},
+                          {"end_s", sp.end_s},
+                          {"exposed_s", sp.exposed_s},
+                          {"next_step", sp.next_step}});
     const RlSpec& s = plan.input.rl;
     j["rl"] = {{"algorithm", std::string(to_string(s.algorithm))},
                {"placement", std::string(to_string(s.placement))},
@@ -422,7 +433,8 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
                {"phases", phases},
                {"worst_phase", rl.phases.empty() ? json(nullptr) : json(rl.phases[rl.worst].name)},
                {"problem", rl.problem.empty() ? json(nullptr) : json(rl.problem)},
-               {"time", {{"items", items_json(rl.time)}}}};
+               {"time", {{"items", items_json(rl.time)}}},
+               {"timeline", timeline}};
     j["verdict"]["rl_fits"] = plan.verdict.rl_fits;
     j["verdict"]["rl_phase"] = rl.phases.empty() ? json(nullptr) : json(rl.phases[rl.worst].name);
   }

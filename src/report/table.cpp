@@ -350,15 +350,23 @@ std::string rl_section(const PlanResult& plan, MemUnits u, std::size_t columns) 
   std::string rows = items_rows("RL step time (per step)", rl.time, u, 0, columns);
   out += rows;
   if (step && step->value > 0) {
-    std::string shares;
-    for (const LineItem& i : rl.time)
-      if (i.unit == Unit::seconds && i.item != ItemId::rl_time_step && i.value > 0)
+    // From the step's timeline (core): the parts the step waits for, and those that overlap.
+    std::string shares, hidden;
+    for (const LineItem& i : rl.time) {
+      double exposed = 0, taken = 0;
+      for (const RlSpan& sp : rl.timeline)
+        if (sp.item == i.item) {
+          exposed += sp.exposed_s;
+          taken = std::max(taken, sp.end_s - sp.start_s);
+        }
+      if (exposed > 0)
         shares += (shares.empty() ? "" : ", ") +
-                  fmt::format("{} {}", i.label, format_percent(i.value / step->value));
+                  fmt::format("{} {}", i.label, format_percent(exposed / step->value));
+      else if (taken > 0)
+        hidden += (hidden.empty() ? "" : ", ") + i.label;
+    }
     out += "shares of the step: " + shares +
-           (s.placement == RlPlacement::split && s.off_policy
-                ? " (generation overlaps training: the two pools' shares add past 100 %)"
-                : "") +
+           (hidden.empty() ? "" : "; overlapped (the step does not wait for them): " + hidden) +
            "\n";
   }
   return out;

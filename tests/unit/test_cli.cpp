@@ -47,7 +47,7 @@ TEST_CASE("every trainledger command in the README's and docs' shell blocks runs
   int commands = 0;
   for (const char* doc :
        {"README.md", "docs/cli.md", "docs/config.md", "docs/formulas.md", "docs/json-schema.md",
-        "docs/accuracy.md", "docs/architecture.md", "docs/calibration.md"}) {
+        "docs/accuracy.md", "docs/architecture.md", "docs/calibration.md", "docs/rl.md"}) {
     const std::string text = read_file(source_path(doc));
     for (std::size_t at = text.find("```sh\n"); at != std::string::npos;
          at = text.find("```sh\n", at + 1)) {

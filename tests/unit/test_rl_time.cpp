@@ -1,0 +1,114 @@
+// The RL step's decode model (docs/rl.md#step-time): the engine's tensor-parallel all-reduce
+// inside a node and across nodes, the host work of each engine step without async scheduling,
+// and DAPO's repeated generation rounds.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "helpers.hpp"
+#include "trainledger/items.hpp"
+#include "trainledger/plan.hpp"
+
+using namespace trainledger;
+using test::plan_text;
+
+namespace {
+
+// A colocated GRPO plan of a 70B model whose engines span `tp` GPUs on nodes of `per_node`.
+std::string engine_plan(int tp, int per_node, int nodes) {
+  return "[model]\npreset = \"llama-3.1-70b\"\n[training]\nframework = \"megatron\"\n"
+         "micro_batch = 1\nseq_len = 4096\nrecompute = \"full\"\n[parallel]\ntp = 8\npp = 4\n"
+         "zero = 1\n[cluster]\ngpu = \"h100-sxm5-80gb\"\nnodes = " +
+         std::to_string(nodes) + "\ngpus_per_node = " + std::to_string(per_node) +
+         "\n[rl]\nprompts = 64\nsamples_per_prompt = 8\nprompt_length = 1024\n"
+         "response_length = 3072\nmean_prompt_length = 200\nmean_response_length = 1200\n"
+         "mini_batch_prompts = 32\nrollout_tp = " +
+         std::to_string(tp) + "\nmemory_fraction = 0.6\n";
+}
+
+const LineItem& item(const PlanResult& p, ItemId id) {
+  for (const LineItem& i : p.rl.time)
+    if (i.item == id) return i;
+  FAIL("no item " << info(id).name);
+  return p.rl.time.front();
+}
+
+double term(const LineItem& i, const std::string& key) {
+  for (const Term& t : i.terms)
+    if (t.key == key) return t.value;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("an engine across nodes all-reduces over the network, inside a node over NVLink",
+          "[rl]") {
+  // The same 16-GPU engines on 16-GPU nodes (one NVLink domain) and on 8-GPU nodes.
+  const PlanResult inside = plan_text(engine_plan(16, 16, 2));
+  const PlanResult across = plan_text(engine_plan(16, 8, 4));
+  REQUIRE(inside.rl.present);
+  REQUIRE(across.rl.present);
+  const LineItem& d_in = item(inside, ItemId::rl_time_decode);
+  const LineItem& d_across = item(across, ItemId::rl_time_decode);
+  // Same work per engine: the steps and the batch agree.
+  CHECK(term(d_in, "full_steps") == Approx(term(d_across, "full_steps")));
+  CHECK(term(d_in, "tail_steps") == Approx(term(d_across, "tail_steps")));
+  // Each step pays two all-reduces per layer; across nodes NCCL's tree (2 · (8 − 1) NVLink
+  // steps and 2 · ⌈log2 2⌉ network steps) replaces vLLM's one-shot all-reduce (one step).
+  const double layers = 80;
+  const double tree_latency = 14 * 8e-6 + 2 * 20e-6;  // the default latencies
+  const double extra_latency_per_step = 2 * layers * (tree_latency - 8e-6);
+  const double one_in = term(d_in, "step_one"), one_across = term(d_across, "step_one");
+  CHECK(one_across - one_in >= extra_latency_per_step * 0.999);
+  CHECK(d_across.value > d_in.value);
+  // Engines inside a node are not touched by the network's rate or latency.
+  const PlanResult slow_net =
+      plan_text(engine_plan(16, 16, 2), {"cluster.inter_node_latency=\"200 us\""});
+  CHECK(item(slow_net, ItemId::rl_time_decode).value == Approx(d_in.value));
+  const PlanResult slow_net_across =
+      plan_text(engine_plan(16, 8, 4), {"cluster.inter_node_latency=\"200 us\""});
+  CHECK(item(slow_net_across, ItemId::rl_time_decode).value > d_across.value);
+}
+
+TEST_CASE("without async scheduling each engine step waits for the host's work", "[rl]") {
+  const std::string plan = engine_plan(8, 8, 4);
+  const PlanResult overlapped = plan_text(plan);  // default: async scheduling
+  const PlanResult serial = plan_text(plan, {"rl.async_scheduling=false"});
+  const PlanResult slower =
+      plan_text(plan, {"rl.async_scheduling=false", "rl.step_overhead=\"10 ms\""});
+  const LineItem& d0 = item(overlapped, ItemId::rl_time_decode);
+  const LineItem& d1 = item(serial, ItemId::rl_time_decode);
+  const double steps = term(d0, "full_steps") + term(d0, "tail_steps");
+  REQUIRE(steps > 0);
+  CHECK(term(d0, "step_overhead") == -1);  // not in the formula when overlapped
+  CHECK(term(d1, "step_overhead") == Approx(0.004));
+  CHECK(d1.value - d0.value == Approx(steps * 0.004));
+  CHECK(item(slower, ItemId::rl_time_decode).value - d0.value == Approx(steps * 0.010));
+  // Only the decode changes; the step grows by as much (colocated: the parts add up).
+  CHECK(item(serial, ItemId::rl_time_step).value - item(overlapped, ItemId::rl_time_step).value ==
+        Approx(steps * 0.004));
+  CHECK(item(serial, ItemId::rl_time_training).value ==
+        Approx(item(overlapped, ItemId::rl_time_training).value));
+}
+
+TEST_CASE("DAPO's dynamic sampling repeats generation, not training or memory", "[rl]") {
+  const std::string plan = engine_plan(8, 8, 4) + "algorithm = \"dapo\"\n";
+  const PlanResult once = plan_text(plan);
+  const PlanResult thrice = plan_text(plan, {"rl.generation_rounds=3"});
+  CHECK(item(thrice, ItemId::rl_time_decode).value ==
+        Approx(3 * item(once, ItemId::rl_time_decode).value));
+  CHECK(item(thrice, ItemId::rl_time_prefill).value ==
+        Approx(3 * item(once, ItemId::rl_time_prefill).value));
+  CHECK(item(thrice, ItemId::rl_time_training).value ==
+        Approx(item(once, ItemId::rl_time_training).value));
+  REQUIRE(once.rl.phases.size() == thrice.rl.phases.size());
+  for (std::size_t k = 0; k < once.rl.phases.size(); ++k)
+    CHECK(once.rl.phases[k].peak_bytes == Approx(thrice.rl.phases[k].peak_bytes));
+  // The tokens trained on stay those of one round: the throughput falls.
+  CHECK(thrice.rl.tokens_per_step == Approx(once.rl.tokens_per_step));
+  CHECK(item(thrice, ItemId::rl_tokens_per_s_per_gpu).value <
+        item(once, ItemId::rl_tokens_per_s_per_gpu).value);
+  // Fewer than one round is refused with the key.
+  CHECK_FALSE(test::load_errors(plan, {"rl.generation_rounds=0.5"}).empty());
+}
