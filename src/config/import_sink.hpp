@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -126,5 +127,11 @@ void import_deepspeed(const Value& doc, Sink& s);
 void import_megatron(const std::string& text, Sink& s);
 void import_torchtitan(const Value& doc, Sink& s);
 void import_verl(const std::string& text, Sink& s);
+// NeMo-RL YAML: `read_defaults(file, path, resolved, why)` reads the parent a file names with
+// `defaults:` (relative to that file; inside the plan's folder), giving its resolved path.
+using DefaultsReader =
+    std::function<std::optional<std::string>(const std::string& from_file, const std::string& path,
+                                             std::string& resolved, std::string& why)>;
+void import_nemo_rl(const std::string& text, Sink& s, const DefaultsReader& read_defaults);
 
 }  // namespace trainledger::config::importing

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -20,9 +21,19 @@ namespace trainledger::config {
 using importing::Sink;
 
 const std::vector<std::string>& import_kinds() {
-  static const std::vector<std::string> k = {"deepspeed", "megatron", "torchtitan", "verl"};
+  static const std::vector<std::string> k = {"deepspeed", "megatron", "torchtitan", "verl",
+                                             "nemo_rl"};
   return k;
 }
+
+namespace {
+
+SettingMap import_with(const std::string& kind, const std::string& text_in, const std::string& path,
+                       const Origin& asked_at, std::vector<Diagnostic>& errors,
+                       std::vector<std::string>& warnings,
+                       const importing::DefaultsReader& read_defaults);
+
+}  // namespace
 
 SettingMap read_import(const std::string& kind, const std::string& path, const Origin& asked_at,
                        std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
@@ -30,16 +41,42 @@ SettingMap read_import(const std::string& kind, const std::string& path, const O
   std::string why;
   const std::optional<std::string> text = read_file_inside(path, root, k_max_hf_config_bytes, why);
   if (!text) {
-    errors.push_back(
-        Diagnostic{asked_at, fmt::format("import.{}: cannot read \"{}\": {}", kind, path, why)});
+    errors.push_back(Diagnostic{asked_at, fmt::format("import.{}: cannot read {}: {}", kind,
+                                                      importing::in_quotes(path), why)});
     return {};
   }
-  return import_text(kind, *text, path, asked_at, errors, warnings);
+  // A NeMo-RL recipe's parents: relative to the file that names them, inside the same root
+  // (the plan's folder; for --from, the recipe's own folder).
+  const std::filesystem::path inside =
+      root.empty() ? std::filesystem::path(path).parent_path() : std::filesystem::path(root);
+  const importing::DefaultsReader reader = [&](const std::string& from, const std::string& rel,
+                                               std::string& resolved, std::string& why_not) {
+    const std::filesystem::path next =
+        (std::filesystem::path(from).parent_path() / rel).lexically_normal();
+    resolved = next.string();
+    return read_file_inside(next, inside.empty() ? std::filesystem::path(".") : inside,
+                            k_max_hf_config_bytes, why_not);
+  };
+  return import_with(kind, *text, path, asked_at, errors, warnings, reader);
 }
 
 SettingMap import_text(const std::string& kind, const std::string& text_in, const std::string& path,
                        const Origin& asked_at, std::vector<Diagnostic>& errors,
                        std::vector<std::string>& warnings) {
+  const importing::DefaultsReader none = [](const std::string&, const std::string&, std::string&,
+                                            std::string& why) -> std::optional<std::string> {
+    why = "only an imported file's own text is read here";
+    return std::nullopt;
+  };
+  return import_with(kind, text_in, path, asked_at, errors, warnings, none);
+}
+
+namespace {
+
+SettingMap import_with(const std::string& kind, const std::string& text_in, const std::string& path,
+                       const Origin& asked_at, std::vector<Diagnostic>& errors,
+                       std::vector<std::string>& warnings,
+                       const importing::DefaultsReader& read_defaults) {
   SettingMap out;
   const std::optional<std::string> text = text_in;
   Sink sink(path, out, errors);
@@ -57,10 +94,20 @@ SettingMap import_text(const std::string& kind, const std::string& text_in, cons
       importing::import_torchtitan(parse_toml(*text, path, "import"), sink);
     } else if (kind == "verl") {
       importing::import_verl(*text, sink);
+    } else if (kind == "nemo_rl") {
+#ifdef TRAINLEDGER_HAVE_YAML
+      importing::import_nemo_rl(*text, sink, read_defaults);
+#else
+      (void)read_defaults;
+      errors.push_back(Diagnostic{asked_at,
+                                  "import.nemo_rl: this build reads no YAML: install "
+                                  "libyaml-cpp-dev and build again"});
+#endif
     } else {
       errors.push_back(Diagnostic{
-          asked_at,
-          fmt::format("unknown import kind \"{}\" (deepspeed, megatron, torchtitan, verl)", kind)});
+          asked_at, fmt::format("unknown import kind \"{}\" (deepspeed, megatron, torchtitan, "
+                                "verl, nemo_rl)",
+                                kind)});
     }
   } catch (const ConfigError& e) {
     for (const Diagnostic& d : e.diagnostics()) errors.push_back(d);
@@ -72,5 +119,7 @@ SettingMap import_text(const std::string& kind, const std::string& text_in, cons
                     fmt::join(sink.ignored(), "; ")));
   return out;
 }
+
+}  // namespace
 
 }  // namespace trainledger::config

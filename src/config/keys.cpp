@@ -200,6 +200,7 @@ std::vector<KeySpec> build_table() {
     {"import", "deepspeed", T::text, "", "a DeepSpeed JSON config to import, relative to the plan file and inside its folder (docs/config.md#importing-training-configs)"},
     {"import", "megatron", T::text, "", "a Megatron-LM launch script or argument list to import, as above"},
     {"import", "torchtitan", T::text, "", "a torchtitan TOML job config to import, as above"},
+    {"import", "nemo_rl", T::text, "", "a NeMo-RL YAML config (a recipe of examples/configs and the parents its defaults: key names, inside the plan's folder) to import into [rl], [training], [parallel] and [cluster], as above (docs/rl.md#importing)"},
     {"import", "verl", T::text, "", "a verl launch script (python3 -m verl.trainer.main_ppo with its key=value overrides) to import into [rl], [training], [parallel] and [cluster], as above (docs/rl.md#importing)"},
   };
 }

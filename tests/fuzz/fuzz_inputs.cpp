@@ -3,8 +3,8 @@
 //         number bounds, the architecture mapping);
 //   odd:  one --set value (KEY=VALUE) applied to the embedded default plan;
 //   'N':  an nccl-tests log (calibrate import: the parser, the fit, the profile);
-//   'D', 'M', 'T', 'V': a DeepSpeed JSON, a Megatron-LM launch script, a torchtitan TOML, a verl
-//         launch script imported.
+//   'D', 'M', 'T', 'V', 'Y': a DeepSpeed JSON, a Megatron-LM launch script, a torchtitan TOML, a
+//         verl launch script, a NeMo-RL YAML config imported.
 // Either loads and gives a plan whose only broken invariants are non-finite numbers (the CLI
 // refuses those as out of range), or fails with located, non-empty ConfigErrors.
 #include <cmath>
@@ -45,11 +45,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    if (data[0] == 'D' || data[0] == 'M' || data[0] == 'T' || data[0] == 'V') {
+    if (data[0] == 'D' || data[0] == 'M' || data[0] == 'T' || data[0] == 'V' || data[0] == 'Y') {
       // An import maps onto plan keys, each located in the file, or fails with located errors.
       const std::string kind = data[0] == 'D'   ? "deepspeed"
                                : data[0] == 'M' ? "megatron"
                                : data[0] == 'V' ? "verl"
+                               : data[0] == 'Y' ? "nemo_rl"
                                                 : "torchtitan";
       std::vector<config::Diagnostic> errors;
       std::vector<std::string> warnings;
