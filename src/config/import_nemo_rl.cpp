@@ -90,9 +90,10 @@ std::optional<std::string> structure_problem(const std::string& text, int& at_li
 // Every scalar of `node` under its dotted path; lists are kept whole as their flow text
 // (`[a, b]`) except the defaults list.
 void flatten(const YAML::Node& node, const std::string& prefix, const std::string& file, Flat& out,
-             std::size_t& visited, bool& too_big) {
+             std::size_t& visited, bool& too_big, int depth = 0) {
   if (too_big) return;
-  if (++visited > k_max_nodes) {
+  // An alias can hold itself (`a: &a {b: *a}`): the walk is bounded in depth as the text is.
+  if (++visited > k_max_nodes || depth > k_max_depth) {
     too_big = true;
     return;
   }
@@ -103,7 +104,8 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
       for (const auto& kv : node) {
         if (!kv.first.IsScalar()) continue;
         const std::string key = kv.first.Scalar();
-        flatten(kv.second, prefix.empty() ? key : prefix + "." + key, file, out, visited, too_big);
+        flatten(kv.second, prefix.empty() ? key : prefix + "." + key, file, out, visited, too_big,
+                depth + 1);
         if (too_big) return;
       }
       if (node.size() == 0 && !prefix.empty()) out[prefix] = leaf;  // {}: an empty table
@@ -263,8 +265,9 @@ void import_nemo_rl(const std::string& text, Sink& s, const DefaultsReader& read
     flatten(f->doc, "", f->path, one, visited, too_big);
     if (too_big) {
       s.error(Origin{f->path, 1, 1, "import"},
-              fmt::format("more than {} YAML nodes (aliases counted each time they are used)",
-                          k_max_nodes));
+              fmt::format("more than {} YAML nodes, or nested deeper than {} levels (aliases "
+                          "counted each time they are used)",
+                          k_max_nodes, k_max_depth));
       return;
     }
     for (auto& [k, v] : one) flat[k] = std::move(v);
