@@ -245,7 +245,7 @@ struct RlSpec {
   RlSleep sleep = RlSleep::discard;
   double sync_bucket = 2048.0 * 1024 * 1024;  // bytes: the weight sync's bucket
   double decode_efficiency = 0.73;            // share of the HBM rate a decode step reaches
-  bool async_scheduling = true;  // the engine's host work overlaps its steps
+  bool async_scheduling = true;               // the engine's host work overlaps its steps
   double step_overhead = 0.004;  // s of host time per engine step the GPUs wait for (not async)
   double generation_rounds = 1;  // generation batches per step (DAPO's dynamic sampling)
   bool offload_params = false;

@@ -175,8 +175,8 @@ TEST_CASE("imports: hostile NeMo-RL YAML is refused, bounded and located",
     CHECK(e.find("run.yaml:1") != std::string::npos);
     CHECK(e.find("more than 200000 YAML nodes") != std::string::npos);
     // An alias that holds itself: a cycle, walked no deeper than the text may nest.
-    const std::string self = errors_of(folder(
-        "tl-nemo-self", {{"plan.toml", k_plan}, {"run.yaml", "grpo:\n  x: &a {y: *a}\n"}}));
+    const std::string self = errors_of(
+        folder("tl-nemo-self", {{"plan.toml", k_plan}, {"run.yaml", "grpo:\n  x: &a {y: *a}\n"}}));
     CHECK(self.find("nested deeper than 64 levels") != std::string::npos);
   }
   SECTION("defaults outside the plan's folder, a loop, a hostile name") {
