@@ -127,6 +127,7 @@ void import_deepspeed(const Value& doc, Sink& s);
 void import_megatron(const std::string& text, Sink& s);
 void import_torchtitan(const Value& doc, Sink& s);
 void import_verl(const std::string& text, Sink& s);
+void import_openrlhf(const std::string& text, Sink& s);
 // NeMo-RL YAML: `read_defaults(file, path, resolved, why)` reads the parent a file names with
 // `defaults:` (relative to that file; inside the plan's folder), giving its resolved path.
 using DefaultsReader =

@@ -3,8 +3,8 @@
 //         number bounds, the architecture mapping);
 //   odd:  one --set value (KEY=VALUE) applied to the embedded default plan;
 //   'N':  an nccl-tests log (calibrate import: the parser, the fit, the profile);
-//   'D', 'M', 'T', 'V', 'Y': a DeepSpeed JSON, a Megatron-LM launch script, a torchtitan TOML, a
-//         verl launch script, a NeMo-RL YAML config imported.
+//   'D', 'M', 'T', 'V', 'Y', 'O': a DeepSpeed JSON, a Megatron-LM launch script, a torchtitan
+//         TOML, a verl launch script, a NeMo-RL YAML config, an OpenRLHF launch script imported.
 // Either loads and gives a plan whose only broken invariants are non-finite numbers (the CLI
 // refuses those as out of range), or fails with located, non-empty ConfigErrors.
 #include <cmath>
@@ -51,6 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                : data[0] == 'M' ? "megatron"
                                : data[0] == 'V' ? "verl"
                                : data[0] == 'Y' ? "nemo_rl"
+                               : data[0] == 'O' ? "openrlhf"
                                                 : "torchtitan";
       std::vector<config::Diagnostic> errors;
       std::vector<std::string> warnings;

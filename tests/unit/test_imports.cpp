@@ -415,3 +415,75 @@ TEST_CASE("imports: a verl override's hostile name is shown escaped", "[imports]
   }
   CHECK(listed);
 }
+
+TEST_CASE("imports: OpenRLHF's GRPO launch script gives the hand-written RL plan",
+          "[imports][rl]") {
+  const auto imported = load("openrlhf.toml");
+  const auto by_hand = load("openrlhf-by-hand.toml");
+  const PlanResult a = test::plan_checked(imported.input);
+  const PlanResult b = test::plan_checked(by_hand.input);
+  same_numbers(a, b);
+  REQUIRE(a.rl.present);
+  REQUIRE(a.rl.phases.size() == b.rl.phases.size());
+  for (std::size_t i = 0; i < a.rl.phases.size(); ++i)
+    CHECK(a.rl.phases[i].peak_bytes == b.rl.phases[i].peak_bytes);
+  REQUIRE(a.rl.time.size() == b.rl.time.size());
+  for (std::size_t i = 0; i < a.rl.time.size(); ++i)
+    CHECK(a.rl.time[i].value == b.rl.time[i].value);
+  // Units: the rollout batch counts prompts, the train batch samples (128 / 8 = 16 prompts).
+  CHECK(imported.input.rl.prompts == 128);
+  CHECK(imported.input.rl.mini_batch_prompts == 16);
+  CHECK(imported.input.rl.sleep == RlSleep::offload);
+  CHECK(imported.input.rl.reward_model);
+  // Each value points at its flag's line; OpenRLHF's defaults point at the file.
+  CHECK(origin_of(imported, "rl.rollout_tp").find("openrlhf-grpo-llama3-8b.sh:11") !=
+        std::string::npos);
+  CHECK(origin_of(imported, "rl.mini_batch_prompts").find("openrlhf-grpo-llama3-8b.sh:25") !=
+        std::string::npos);
+  CHECK(warned(imported, "--packing_samples"));
+  CHECK(warned(imported, "give [model]"));
+}
+
+TEST_CASE("imports: OpenRLHF's dotted flags, split engines and bad values", "[imports][rl]") {
+  const auto dir = std::filesystem::temp_directory_path() / "tl-openrlhf";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "run.sh") << "python3 -m openrlhf.cli.train_ppo_ray \\\n"
+                                   "  --rollout.batch_size 64 --rollout.n_samples_per_prompt 4 \\\n"
+                                   "  --train.batch_size 64 --vllm.num_engines 2 \\\n"
+                                   "  --vllm.tensor_parallel_size 4 --data.max_len 3072 \\\n"
+                                   "  --rollout.max_new_tokens 2048 --actor.num_nodes 2\n";
+  std::ofstream(dir / "plan.toml") << "[import]\nopenrlhf = \"run.sh\"\n[model]\npreset = "
+                                      "\"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  const auto p = config::load_plan_file((dir / "plan.toml").string(), {});
+  CHECK(p.input.rl.prompts == 64);
+  CHECK(p.input.rl.samples == 4);
+  CHECK(p.input.rl.mini_batch_prompts == 16);
+  CHECK(p.input.rl.placement == RlPlacement::split);  // engines of their own
+  CHECK(p.input.rl.rollout_gpus == 8);                // 2 engines × tp 4
+  CHECK(p.input.rl.response_length == 2048);
+  CHECK(p.input.rl.prompt_length == 1024);  // max_len − max_new_tokens
+  CHECK(p.input.cluster.nodes == 2);
+  // A value that is not one, located at its line.
+  std::ofstream(dir / "run.sh") << "python3 -m openrlhf.cli.train_ppo_ray \\\n"
+                                   "  --rollout_batch_size many \\\n"
+                                   "  --train_batch_size 100 --n_samples_per_prompt 8\n";
+  try {
+    config::load_plan_file((dir / "plan.toml").string(), {});
+    FAIL("loaded");
+  } catch (const config::ConfigError& e) {
+    std::string all;
+    for (const auto& d : e.diagnostics()) all += d.origin.to_string() + ": " + d.message + "\n";
+    CHECK(all.find("run.sh:2") != std::string::npos);
+    CHECK(all.find("--rollout_batch_size many: expected an integer") != std::string::npos);
+    CHECK(all.find("run.sh:3") != std::string::npos);
+    CHECK(all.find("not a whole number of prompts' samples") != std::string::npos);
+  }
+  // No module, no flags: said so.
+  std::ofstream(dir / "run.sh") << "echo hello\n";
+  try {
+    config::load_plan_file((dir / "plan.toml").string(), {});
+    FAIL("loaded");
+  } catch (const config::ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("no OpenRLHF flags"));
+  }
+}
