@@ -128,24 +128,15 @@ void import_openrlhf(const std::string& text, Sink& s) {
   // one of a name wins. Each flag's own line is found in the text: a command continued over
   // lines gives its words the line it starts on.
   std::map<std::string, int> written;
-  {
-    int line = 0;
-    std::size_t pos = 0;
-    while (pos <= text.size() && line < 1000000) {
-      const std::size_t end = std::min(text.find('\n', pos), text.size());
-      ++line;
-      const std::string_view l(text.data() + pos, end - pos);
-      // Every --name on the line that starts a word.
-      for (std::size_t k = l.find("--"); k != std::string_view::npos; k = l.find("--", k + 2)) {
-        if (k > 0 && l[k - 1] != ' ' && l[k - 1] != '\t') continue;
-        const std::string_view rest = l.substr(k + 2);
-        const std::size_t stop = std::min(rest.find_first_of(" \t=\\"), rest.size());
-        if (stop > 0) written[std::string(rest.substr(0, stop))] = line;
-      }
-      if (end >= text.size()) break;
-      pos = end + 1;
+  each_line(text, [&](int line, std::string_view l) {
+    // Every --name on the line that starts a word.
+    for (std::size_t k = l.find("--"); k != std::string_view::npos; k = l.find("--", k + 2)) {
+      if (k > 0 && l[k - 1] != ' ' && l[k - 1] != '\t') continue;
+      const std::string_view rest = l.substr(k + 2);
+      const std::size_t stop = std::min(rest.find_first_of(" \t=\\"), rest.size());
+      if (stop > 0) written[std::string(rest.substr(0, stop))] = line;
     }
-  }
+  });
   std::map<std::string, Given> seen;
   const std::vector<Token>& words = sh.tokens();
   bool after_module = false;

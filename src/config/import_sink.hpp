@@ -4,6 +4,7 @@
 // message or a warning quotes goes through shown(), never raw.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -46,6 +47,21 @@ inline std::optional<double> parse_number(std::string_view s) {
   const auto r = std::from_chars(s.data(), end, x);
   if (s.empty() || r.ec != std::errc() || r.ptr != end || !std::isfinite(x)) return std::nullopt;
   return x;
+}
+
+// Calls f(line number, line) for each line of `text` (at most 1,000,000): the launch-script
+// importers find the line a flag or an override is written on, which a command continued over
+// lines ("\\") does not keep in its words.
+template <typename F>
+void each_line(std::string_view text, F&& f) {
+  int line = 0;
+  std::size_t pos = 0;
+  while (pos <= text.size() && line < 1000000) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    f(++line, text.substr(pos, end - pos));
+    if (end >= text.size()) break;
+    pos = end + 1;
+  }
 }
 
 class Sink {

@@ -94,21 +94,12 @@ void import_verl(const std::string& text, Sink& s) {
   // words the line it starts on, so the override's own line is found in the text (the last
   // line that starts with it, after blanks and +).
   std::map<std::string, int> written;
-  {
-    int line = 0;
-    std::size_t pos = 0;
-    while (pos <= text.size() && line < 1000000) {
-      const std::size_t end = std::min(text.find('\n', pos), text.size());
-      ++line;
-      std::string_view l(text.data() + pos, end - pos);
-      while (!l.empty() && (l.front() == ' ' || l.front() == '\t' || l.front() == '+'))
-        l.remove_prefix(1);
-      if (const auto eq = l.find('='); eq != std::string_view::npos && eq > 0)
-        written[std::string(l.substr(0, eq))] = line;
-      if (end >= text.size()) break;
-      pos = end + 1;
-    }
-  }
+  each_line(text, [&](int line, std::string_view l) {
+    while (!l.empty() && (l.front() == ' ' || l.front() == '\t' || l.front() == '+'))
+      l.remove_prefix(1);
+    if (const auto eq = l.find('='); eq != std::string_view::npos && eq > 0)
+      written[std::string(l.substr(0, eq))] = line;
+  });
   // The overrides (key=value, +key=value, ++key=value); the last one of a key wins.
   std::map<std::string, Given> seen;
   for (const Token& t : sh.tokens()) {

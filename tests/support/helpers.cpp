@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "app.hpp"
@@ -153,6 +154,23 @@ double unit_bytes(const std::string& unit) {
   if (unit == "MiB") return 1024.0 * 1024;
   if (unit == "MB") return 1e6;
   return k_gb;
+}
+
+std::vector<std::map<std::string, std::string>> svg_marks(const std::string& svg,
+                                                          const std::string& cls) {
+  std::vector<std::map<std::string, std::string>> out;
+  const std::regex mark("<[a-z]+ class=\"" + cls + "\"([^>]*)>");
+  const std::regex attr("([a-z-]+)=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), mark); it != std::sregex_iterator();
+       ++it) {
+    std::map<std::string, std::string> m;
+    const std::string body = (*it)[1];
+    for (auto a = std::sregex_iterator(body.begin(), body.end(), attr); a != std::sregex_iterator();
+         ++a)
+      m[(*a)[1]] = (*a)[2];
+    out.push_back(m);
+  }
+  return out;
 }
 
 }  // namespace trainledger::test

@@ -1,6 +1,7 @@
 // Helpers shared by the tests: plans from text, the invariant check, the CLI in-process.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,5 +59,8 @@ std::string text_probe();
 // The value of the first `attribute="..."` in `dom`, or nothing.
 std::optional<std::string> attribute(const std::string& dom, const std::string& attribute);
 std::string read_file(const std::string& path);
+// Every `attr="value"` of the SVG marks of class `cls` in `svg`, in document order.
+std::vector<std::map<std::string, std::string>> svg_marks(const std::string& svg,
+                                                          const std::string& cls);
 
 }  // namespace trainledger::test

@@ -29,24 +29,6 @@ double makespan(const std::vector<PipelineOp>& ops) {
   return end;
 }
 
-// Every `attr="value"` of the marks of class `cls`, in order.
-std::vector<std::map<std::string, std::string>> marks(const std::string& svg,
-                                                      const std::string& cls) {
-  std::vector<std::map<std::string, std::string>> out;
-  const std::regex mark("<[a-z]+ class=\"" + cls + "\"([^>]*)>");
-  const std::regex attr("([a-z-]+)=\"([^\"]*)\"");
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), mark); it != std::sregex_iterator();
-       ++it) {
-    std::map<std::string, std::string> m;
-    const std::string body = (*it)[1];
-    for (auto a = std::sregex_iterator(body.begin(), body.end(), attr); a != std::sregex_iterator();
-         ++a)
-      m[(*a)[1]] = (*a)[2];
-    out.push_back(m);
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("pipeline timelines: the schedules' makespans and dependencies", "[charts]") {
@@ -122,7 +104,7 @@ gpu_failure_rate = "3e-6 /h"
     CHECK(html.find(std::string("id=\"") + id + "\"") != std::string::npos);
   // Memory: every item of every stage, with its exact bytes, and the stage's bars sum to its
   // peak.
-  const auto mem = marks(html, "mem");
+  const auto mem = test::svg_marks(html, "mem");
   std::size_t expected = 0;
   for (const StageMemory& s : plan.stages)
     for (const LineItem& i : s.items) expected += i.value > 0 ? 1 : 0;
@@ -141,7 +123,7 @@ gpu_failure_rate = "3e-6 /h"
   // The worst stage at each phase: every item of each phase's ledger, and each phase's bars sum
   // to its total.
   const StageMemory& worst = plan.stages[static_cast<std::size_t>(plan.worst_stage)];
-  const auto phase_marks = marks(html, "phase-mem");
+  const auto phase_marks = test::svg_marks(html, "phase-mem");
   std::map<std::string, double> by_phase;
   std::size_t phase_items = 0;
   for (const PhaseTotal& pt : worst.phases) {
@@ -150,7 +132,7 @@ gpu_failure_rate = "3e-6 /h"
   }
   CHECK(phase_marks.size() == phase_items);
   for (const auto& m : phase_marks) by_phase[m.at("data-phase")] += std::stod(m.at("data-bytes"));
-  const auto totals = marks(html, "phase-total");
+  const auto totals = test::svg_marks(html, "phase-total");
   REQUIRE(totals.size() == worst.phases.size());
   for (std::size_t k = 0; k < worst.phases.size(); ++k) {
     const PhaseTotal& pt = worst.phases[k];
@@ -164,7 +146,7 @@ gpu_failure_rate = "3e-6 /h"
     if (m.at("data-item") == "activations")
       CHECK((m.at("data-phase") == "forward" || m.at("data-phase") == "backward"));
   // The waterfall: each part's seconds as the time items hold them, to the last digit.
-  const auto steps = marks(html, "step");
+  const auto steps = test::svg_marks(html, "step");
   REQUIRE(steps.size() >= 3);
   for (const auto& m : steps) {
     const LineItem* i = find_item(plan.time, *item_by_name(m.at("data-item")));
@@ -172,20 +154,20 @@ gpu_failure_rate = "3e-6 /h"
     CHECK(std::stod(m.at("data-seconds")) == i->value);
   }
   // The schedule: every op of the micro-batches shown, forward and backward on every stage.
-  const auto ops = marks(html, "op");
+  const auto ops = test::svg_marks(html, "op");
   CHECK(ops.size() == 2u * 4u * 8u);
   // Communication and the checkpoint curve.
-  const auto comm = marks(html, "comm");
+  const auto comm = test::svg_marks(html, "comm");
   CHECK(comm.size() == plan.communication.size());
   for (const auto& m : comm)
     CHECK(
         std::stod(m.at("data-bytes")) ==
         Approx(find_item(plan.communication, *item_by_name(m.at("data-item")))->value).margin(0.5));
-  const auto waste = marks(html, "waste-point");
+  const auto waste = test::svg_marks(html, "waste-point");
   REQUIRE(waste.size() == 1);
   CHECK(std::stod(waste[0].at("data-fraction")) ==
         find_item(plan.reliability, ItemId::checkpoint_waste)->value);
-  CHECK(marks(html, "interval").size() == 2);  // Young and Daly
+  CHECK(test::svg_marks(html, "interval").size() == 2);  // Young and Daly
   // One chart as SVG.
   report::Options svg;
   svg.chart = "schedule";
@@ -284,15 +266,15 @@ TEST_CASE("the HTML and SVG reports in headless Chromium", "[charts][chromium]")
                            "chart-comm", "chart-checkpoint"})
       CHECK(d.find(std::string("id=\"") + id + "\"") != std::string::npos);
     // The browser's DOM holds the same marks with the same numbers as the file.
-    CHECK(marks(d, "mem").size() == marks(html.out, "mem").size());
-    CHECK(marks(d, "op").size() == marks(html.out, "op").size());
+    CHECK(test::svg_marks(d, "mem").size() == test::svg_marks(html.out, "mem").size());
+    CHECK(test::svg_marks(d, "op").size() == test::svg_marks(html.out, "op").size());
     const auto json = test::run_cli([&] {
       std::vector<std::string> a = {"plan", "--format", "json"};
       for (const std::string& s : sets) a.insert(a.end(), {"--set", s});
       return a;
     }());
     const auto j = nlohmann::json::parse(json.out);
-    const auto steps = marks(d, "step");
+    const auto steps = test::svg_marks(d, "step");
     REQUIRE(!steps.empty());
     for (const auto& m : steps)
       for (const auto& item : j["time"]["items"])
@@ -449,7 +431,7 @@ TEST_CASE("charts mark an OVER stage by how much, carry the unit, and draw traff
   CHECK(over.out.find("class=\"unit\"") != std::string::npos);
   // The communication bars: width in proportion to each item's time.
   const auto comm = test::run_cli({"plan", "--format", "svg", "--chart", "comm"});
-  const auto bars = marks(comm.out, "comm");
+  const auto bars = test::svg_marks(comm.out, "comm");
   REQUIRE(bars.size() >= 2);
   double most = 0;
   for (const auto& b : bars) most = std::max(most, std::stod(b.at("data-seconds")));

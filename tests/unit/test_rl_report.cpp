@@ -38,24 +38,6 @@ double exposed_sum(const PlanResult& p) {
   return e;
 }
 
-// Every `attr="value"` of the marks of class `cls`, in order.
-std::vector<std::map<std::string, std::string>> marks(const std::string& svg,
-                                                      const std::string& cls) {
-  std::vector<std::map<std::string, std::string>> out;
-  const std::regex mark("<[a-z]+ class=\"" + cls + "\"([^>]*)>");
-  const std::regex attr("([a-z-]+)=\"([^\"]*)\"");
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), mark); it != std::sregex_iterator();
-       ++it) {
-    std::map<std::string, std::string> m;
-    const std::string body = (*it)[1];
-    for (auto a = std::sregex_iterator(body.begin(), body.end(), attr); a != std::sregex_iterator();
-         ++a)
-      m[(*a)[1]] = (*a)[2];
-    out.push_back(m);
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("RL timeline: colocated parts one after another, from the weight sync to training",
@@ -137,7 +119,7 @@ TEST_CASE("RL charts: the marks carry the timeline's and the phases' numbers",
     REQUIRE(tl.size() > 0);
     const auto svg = run_cli({"plan", plan, "--format", "svg", "--chart", "rl-timeline"});
     REQUIRE(svg.code == 0);
-    const auto spans = marks(svg.out, "rl-span");
+    const auto spans = test::svg_marks(svg.out, "rl-span");
     REQUIRE(spans.size() == tl.size());
     // Drawn lane by lane: each mark is the JSON's span of its item on its lane.
     std::map<std::string, nlohmann::json> by_key;
@@ -155,7 +137,7 @@ TEST_CASE("RL charts: the marks carry the timeline's and the phases' numbers",
     }
     const auto mem = run_cli({"plan", plan, "--format", "svg", "--chart", "rl-memory"});
     REQUIRE(mem.code == 0);
-    const auto bars = marks(mem.out, "rl-mem");
+    const auto bars = test::svg_marks(mem.out, "rl-mem");
     std::map<std::string, double> drawn;
     for (const auto& b : bars)
       drawn[b.at("data-phase") + "/" + b.at("data-pool")] += std::stod(b.at("data-bytes"));
