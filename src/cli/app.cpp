@@ -66,10 +66,12 @@ bool use_color(const std::string& color, bool applies) {
 }
 
 void add_from_option(CLI::App& sub, std::vector<std::string>& from) {
-  sub.add_option("--from", from,
-                 "import a training config: --from deepspeed ds_config.json, --from megatron "
-                 "train.sh, --from torchtitan job.toml, --from verl run.sh, --from nemo_rl "
-                 "recipe.yaml, --from openrlhf run.sh (its settings apply under the plan's)")
+  sub.add_option(
+         "--from", from,
+         "import a training config: --from deepspeed ds_config.json, --from megatron "
+         "train.sh, --from torchtitan job.toml, --from verl run.sh, --from nemo_rl "
+         "recipe.yaml, --from openrlhf run.sh, --from trl run.sh (its settings apply under the "
+         "plan's)")
       ->type_size(2)
       ->type_name("KIND FILE");
 }
@@ -78,11 +80,11 @@ std::vector<std::pair<std::string, std::string>> imports_of(const std::vector<st
   std::vector<std::pair<std::string, std::string>> out;
   for (std::size_t i = 0; i + 1 < from.size(); i += 2) {
     if (from[i] != "deepspeed" && from[i] != "megatron" && from[i] != "torchtitan" &&
-        from[i] != "verl" && from[i] != "nemo_rl" && from[i] != "openrlhf")
+        from[i] != "verl" && from[i] != "nemo_rl" && from[i] != "openrlhf" && from[i] != "trl")
       throw config::ConfigError({config::Diagnostic{
           config::Origin{"--from", 0, 0, "option"},
           "unknown kind \"" + text::printable(from[i], 40) +
-              "\" (deepspeed, megatron, torchtitan, verl, nemo_rl or openrlhf)"}});
+              "\" (deepspeed, megatron, torchtitan, verl, nemo_rl, openrlhf or trl)"}});
     out.emplace_back(from[i], from[i + 1]);
   }
   return out;

@@ -5,7 +5,6 @@
 // (OmegaConf) of another key are resolved. Read with yaml-cpp after a structural check: the
 // files come from pull requests.
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <map>
@@ -13,129 +12,14 @@
 #include <string_view>
 
 #include "import_sink.hpp"
+#include "yaml_flat.hpp"
 
 namespace trainledger::config::importing {
 
 namespace {
 
-// Bounds on what a YAML file may make the importer do.
-constexpr int k_max_depth = 64;              // block and flow nesting together
-constexpr std::size_t k_max_nodes = 200000;  // nodes visited while flattening (aliases too)
-constexpr int k_max_chain = 8;               // files in a defaults chain
-constexpr int k_max_interpolation = 8;       // ${...} resolved within ${...}
-
-// A scalar of the config with where it is written.
-struct Leaf {
-  std::string value;
-  std::string file;
-  int line = 0;
-  int column = 0;
-  bool null = false;
-};
-using Flat = std::map<std::string, Leaf>;
-
-// Refuses text nested deeper than k_max_depth (yaml-cpp's parser recurses per level: a
-// "[[[[..." of a few MiB exhausts the stack) or with a NUL byte, before yaml-cpp sees it.
-// Block nesting is the stack of indentations of the lines that open a level; flow nesting the
-// brackets and braces outside quotes and comments.
-std::optional<std::string> structure_problem(const std::string& text, int& at_line) {
-  std::vector<std::size_t> indents;
-  int flow = 0;
-  int line = 1;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const std::size_t end = std::min(text.find('\n', i), text.size());
-    std::size_t k = i;
-    while (k < end && (text[k] == ' ' || text[k] == '-')) ++k;
-    const bool blank = k >= end || text[k] == '#' || text[k] == '\r';
-    if (!blank && flow == 0) {
-      const std::size_t indent = k - i;
-      while (!indents.empty() && indents.back() > indent) indents.pop_back();
-      if (indents.empty() || indents.back() < indent) indents.push_back(indent);
-    }
-    char quote = 0;
-    for (std::size_t c = i; c < end; ++c) {
-      const char ch = text[c];
-      if (ch == '\0') {
-        at_line = line;
-        return std::string("a NUL byte");
-      }
-      if (quote) {
-        if (ch == quote) quote = 0;
-        continue;
-      }
-      if (ch == '\'' || ch == '"')
-        quote = ch;
-      else if (ch == '#' && (c == i || text[c - 1] == ' ' || text[c - 1] == '\t'))
-        break;
-      else if (ch == '[' || ch == '{') {
-        if (static_cast<int>(indents.size()) + ++flow > k_max_depth) {
-          at_line = line;
-          return fmt::format("nested deeper than {} levels", k_max_depth);
-        }
-      } else if ((ch == ']' || ch == '}') && flow > 0) {
-        --flow;
-      }
-    }
-    if (static_cast<int>(indents.size()) + flow > k_max_depth) {
-      at_line = line;
-      return fmt::format("nested deeper than {} levels", k_max_depth);
-    }
-    ++line;
-    i = end + 1;
-  }
-  return std::nullopt;
-}
-
-// Every scalar of `node` under its dotted path; lists are kept whole as their flow text
-// (`[a, b]`) except the defaults list.
-void flatten(const YAML::Node& node, const std::string& prefix, const std::string& file, Flat& out,
-             std::size_t& visited, bool& too_big, int depth = 0) {
-  if (too_big) return;
-  // An alias can hold itself (`a: &a {b: *a}`): the walk is bounded in depth as the text is.
-  if (++visited > k_max_nodes || depth > k_max_depth) {
-    too_big = true;
-    return;
-  }
-  const YAML::Mark m = node.Mark();
-  Leaf leaf{"", file, m.line + 1, m.column + 1, false};
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar()) continue;
-        const std::string key = kv.first.Scalar();
-        flatten(kv.second, prefix.empty() ? key : prefix + "." + key, file, out, visited, too_big,
-                depth + 1);
-        if (too_big) return;
-      }
-      if (node.size() == 0 && !prefix.empty()) out[prefix] = leaf;  // {}: an empty table
-      return;
-    case YAML::NodeType::Sequence: {
-      std::string joined = "[";
-      for (std::size_t k = 0; k < node.size(); ++k) {
-        if (++visited > k_max_nodes) {
-          too_big = true;
-          return;
-        }
-        if (k > 0) joined += ", ";
-        joined += node[k].IsScalar() ? node[k].Scalar() : "…";
-        if (joined.size() > 4096) break;
-      }
-      leaf.value = joined + "]";
-      out[prefix] = leaf;
-      return;
-    }
-    case YAML::NodeType::Scalar:
-      leaf.value = node.Scalar();
-      out[prefix] = leaf;
-      return;
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      leaf.null = true;
-      out[prefix] = leaf;
-      return;
-  }
-}
+constexpr int k_max_chain = 8;          // files in a defaults chain
+constexpr int k_max_interpolation = 8;  // ${...} resolved within ${...}
 
 std::optional<bool> flag_of(std::string_view v) {
   if (v == "true" || v == "True" || v == "TRUE") return true;
@@ -209,37 +93,21 @@ const Mapping k_dtensor[] = {
 
 void import_nemo_rl(const std::string& text, Sink& s, const DefaultsReader& read_defaults) {
   // The chain: the recipe, its defaults, theirs ... (at most k_max_chain files), read first to
-  // last, then flattened last to first so that each file overrides its parent.
-  struct File {
-    std::string path;
-    YAML::Node doc;
-  };
-  std::vector<File> chain;
+  // last, then merged last to first so that each file overrides its parent.
+  std::vector<Flat> chain;
   std::string current_text = text, current_path = s.path();
   for (int depth = 0; depth < k_max_chain; ++depth) {
-    int line = 0;
-    if (const auto problem = structure_problem(current_text, line)) {
-      s.error(Origin{current_path, line, 1, "import"}, "not read as YAML: " + *problem);
-      return;
-    }
-    YAML::Node doc;
-    try {
-      doc = YAML::Load(current_text);
-    } catch (const YAML::Exception& e) {
-      s.error(Origin{current_path, e.mark.line + 1, e.mark.column + 1, "import"},
-              "not valid YAML: " + shown(e.msg, 160));
-      return;
-    }
-    if (!doc.IsMap()) {
-      s.error(Origin{current_path, 1, 1, "import"}, "expected a YAML mapping of NeMo-RL's keys");
-      return;
-    }
-    chain.push_back(File{current_path, doc});
-    const YAML::Node parent = doc["defaults"];
-    if (!parent) break;
-    const YAML::Mark pm = parent.Mark();
-    const Origin at{current_path, pm.line + 1, pm.column + 1, "import"};
-    if (!parent.IsScalar()) {
+    Flat one;
+    if (!read_flat_yaml(current_text, current_path, s, "NeMo-RL's keys", one)) return;
+    const auto parent = one.find("defaults");
+    const bool has_parent = parent != one.end();
+    const Leaf p = has_parent ? parent->second : Leaf{};
+    const bool nested = std::any_of(
+        one.begin(), one.end(), [](const auto& kv) { return kv.first.rfind("defaults.", 0) == 0; });
+    chain.push_back(std::move(one));
+    if (!has_parent && !nested) break;
+    const Origin at = has_parent ? origin_of(p) : Origin{current_path, 1, 1, "import"};
+    if (nested || p.null || p.value.empty() || p.value.front() == '[') {
       s.error(at, "defaults: expected the path of one parent config");
       return;
     }
@@ -248,30 +116,17 @@ void import_nemo_rl(const std::string& text, Sink& s, const DefaultsReader& read
       return;
     }
     std::string why, resolved;
-    const std::optional<std::string> next =
-        read_defaults(current_path, parent.Scalar(), resolved, why);
+    const std::optional<std::string> next = read_defaults(current_path, p.value, resolved, why);
     if (!next) {
-      s.error(at, fmt::format("defaults: cannot read {}: {}", in_quotes(parent.Scalar()), why));
+      s.error(at, fmt::format("defaults: cannot read {}: {}", in_quotes(p.value), why));
       return;
     }
     current_text = *next;
     current_path = resolved;
   }
   Flat flat;
-  std::size_t visited = 0;
-  bool too_big = false;
-  for (auto f = chain.rbegin(); f != chain.rend(); ++f) {
-    Flat one;
-    flatten(f->doc, "", f->path, one, visited, too_big);
-    if (too_big) {
-      s.error(Origin{f->path, 1, 1, "import"},
-              fmt::format("more than {} YAML nodes, or nested deeper than {} levels (aliases "
-                          "counted each time they are used)",
-                          k_max_nodes, k_max_depth));
-      return;
-    }
-    for (auto& [k, v] : one) flat[k] = std::move(v);
-  }
+  for (auto f = chain.rbegin(); f != chain.rend(); ++f)
+    for (auto& [k, v] : *f) flat[k] = std::move(v);
   flat.erase("defaults");
 
   auto value = [&](const std::string& k) -> std::optional<std::string> {

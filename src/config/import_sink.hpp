@@ -150,5 +150,8 @@ using DefaultsReader =
     std::function<std::optional<std::string>(const std::string& from_file, const std::string& path,
                                              std::string& resolved, std::string& why)>;
 void import_nemo_rl(const std::string& text, Sink& s, const DefaultsReader& read_defaults);
+// TRL GRPO: a launch script, a TrlParser recipe (.yaml) or a Python script (.py); the files a
+// launch script names are read through `read_file` (relative to it, inside the plan's folder).
+void import_trl(const std::string& text, Sink& s, const DefaultsReader& read_file);
 
 }  // namespace trainledger::config::importing

@@ -21,8 +21,8 @@ namespace trainledger::config {
 using importing::Sink;
 
 const std::vector<std::string>& import_kinds() {
-  static const std::vector<std::string> k = {"deepspeed", "megatron", "torchtitan",
-                                             "verl",      "nemo_rl",  "openrlhf"};
+  static const std::vector<std::string> k = {"deepspeed", "megatron", "torchtitan", "verl",
+                                             "nemo_rl",   "openrlhf", "trl"};
   return k;
 }
 
@@ -96,6 +96,8 @@ SettingMap import_with(const std::string& kind, const std::string& text_in, cons
       importing::import_verl(*text, sink);
     } else if (kind == "openrlhf") {
       importing::import_openrlhf(*text, sink);
+    } else if (kind == "trl") {
+      importing::import_trl(*text, sink, read_defaults);
     } else if (kind == "nemo_rl") {
 #ifdef TRAINLEDGER_HAVE_YAML
       importing::import_nemo_rl(*text, sink, read_defaults);
@@ -108,7 +110,7 @@ SettingMap import_with(const std::string& kind, const std::string& text_in, cons
     } else {
       errors.push_back(Diagnostic{
           asked_at, fmt::format("unknown import kind \"{}\" (deepspeed, megatron, torchtitan, "
-                                "verl, nemo_rl, openrlhf)",
+                                "verl, nemo_rl, openrlhf, trl)",
                                 kind)});
     }
   } catch (const ConfigError& e) {

@@ -202,6 +202,7 @@ std::vector<KeySpec> build_table() {
     {"import", "torchtitan", T::text, "", "a torchtitan TOML job config to import, as above"},
     {"import", "nemo_rl", T::text, "", "a NeMo-RL YAML config (a recipe of examples/configs and the parents its defaults: key names, inside the plan's folder) to import into [rl], [training], [parallel] and [cluster], as above (docs/rl.md#importing)"},
     {"import", "openrlhf", T::text, "", "an OpenRLHF launch script (python3 -m openrlhf.cli.train_ppo_ray with its --flags, classic or dotted names) to import into [rl], [training], [parallel] and [cluster], as above (docs/rl.md#importing)"},
+    {"import", "trl", T::text, "", "a TRL GRPO run to import into [rl], [training], [parallel] and [cluster]: a launch script (trl grpo, or accelerate launch / torchrun of a GRPO script, with its trl vllm-serve; the --config recipe, the accelerate config and the Python script it names are read inside the plan's folder), a TrlParser recipe (.yaml) or a Python script's GRPOConfig(...) (.py), as above (docs/rl.md#importing)"},
     {"import", "verl", T::text, "", "a verl launch script (python3 -m verl.trainer.main_ppo with its key=value overrides) to import into [rl], [training], [parallel] and [cluster], as above (docs/rl.md#importing)"},
   };
 }

@@ -173,4 +173,55 @@ std::vector<std::map<std::string, std::string>> svg_marks(const std::string& svg
   return out;
 }
 
+std::string scratch_folder(const std::string& name,
+                           const std::vector<std::pair<std::string, std::string>>& files) {
+  const auto dir = std::filesystem::temp_directory_path() / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const auto& [f, text] : files) {
+    std::filesystem::create_directories((dir / f).parent_path());
+    std::ofstream(dir / f, std::ios::binary) << text;
+  }
+  return (dir / files.front().first).string();
+}
+
+std::string origin_of(const config::LoadedPlan& p, const std::string& key) {
+  for (const auto& r : p.resolved)
+    if (r.key == key) return r.origin.to_string();
+  return "";
+}
+
+bool warned(const config::LoadedPlan& p, const std::string& what) {
+  for (const std::string& w : p.warnings)
+    if (w.find(what) != std::string::npos) return true;
+  return false;
+}
+
+std::string load_file_errors(const std::string& plan) {
+  try {
+    config::load_plan_file(plan, {});
+  } catch (const config::ConfigError& e) {
+    std::string all;
+    for (const auto& d : e.diagnostics()) all += d.origin.to_string() + ": " + d.message + "\n";
+    return all;
+  }
+  return "";
+}
+
+void same_rl(const PlanResult& a, const PlanResult& b) {
+  REQUIRE(a.rl.present);
+  REQUIRE(b.rl.present);
+  REQUIRE(a.rl.phases.size() == b.rl.phases.size());
+  for (std::size_t i = 0; i < a.rl.phases.size(); ++i) {
+    INFO(a.rl.phases[i].name);
+    CHECK(a.rl.phases[i].peak_bytes == b.rl.phases[i].peak_bytes);
+  }
+  REQUIRE(a.rl.time.size() == b.rl.time.size());
+  for (std::size_t i = 0; i < a.rl.time.size(); ++i) {
+    INFO(a.rl.time[i].id);
+    CHECK(a.rl.time[i].value == b.rl.time[i].value);
+  }
+  CHECK(a.verdict.peak_bytes == b.verdict.peak_bytes);
+}
+
 }  // namespace trainledger::test

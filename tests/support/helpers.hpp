@@ -63,4 +63,15 @@ std::string read_file(const std::string& path);
 std::vector<std::map<std::string, std::string>> svg_marks(const std::string& svg,
                                                           const std::string& cls);
 
+// The importer tests: a scratch folder under the temporary directory holding `files` (name,
+// text; folders made as needed), the path of the first; where a loaded key came from; whether
+// a warning names `what`; every located message of loading a plan file (empty when it loads).
+std::string scratch_folder(const std::string& name,
+                           const std::vector<std::pair<std::string, std::string>>& files);
+std::string origin_of(const config::LoadedPlan& p, const std::string& key);
+bool warned(const config::LoadedPlan& p, const std::string& what);
+std::string load_file_errors(const std::string& plan);
+// Every RL phase's memory, every RL time item and the verdict's peak of two plans, equal.
+void same_rl(const PlanResult& a, const PlanResult& b);
+
 }  // namespace trainledger::test

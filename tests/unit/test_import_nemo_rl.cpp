@@ -19,59 +19,6 @@ config::LoadedPlan load(const std::string& rel) {
   return config::load_plan_file(test::source_path(rel), {});
 }
 
-std::string origin_of(const config::LoadedPlan& p, const std::string& key) {
-  for (const auto& r : p.resolved)
-    if (r.key == key) return r.origin.to_string();
-  return "";
-}
-
-bool warned(const config::LoadedPlan& p, const std::string& what) {
-  for (const std::string& w : p.warnings)
-    if (w.find(what) != std::string::npos) return true;
-  return false;
-}
-
-// Every RL phase's memory and every RL time item equal.
-void same_rl(const PlanResult& a, const PlanResult& b) {
-  REQUIRE(a.rl.present);
-  REQUIRE(b.rl.present);
-  REQUIRE(a.rl.phases.size() == b.rl.phases.size());
-  for (std::size_t i = 0; i < a.rl.phases.size(); ++i) {
-    INFO(a.rl.phases[i].name);
-    CHECK(a.rl.phases[i].peak_bytes == b.rl.phases[i].peak_bytes);
-  }
-  REQUIRE(a.rl.time.size() == b.rl.time.size());
-  for (std::size_t i = 0; i < a.rl.time.size(); ++i) {
-    INFO(a.rl.time[i].id);
-    CHECK(a.rl.time[i].value == b.rl.time[i].value);
-  }
-  CHECK(a.verdict.peak_bytes == b.verdict.peak_bytes);
-}
-
-// A folder with the given files; returns the path of the first.
-std::string folder(const std::string& name,
-                   const std::vector<std::pair<std::string, std::string>>& files) {
-  const auto dir = std::filesystem::temp_directory_path() / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  for (const auto& [f, text] : files) {
-    std::filesystem::create_directories((dir / f).parent_path());
-    std::ofstream(dir / f, std::ios::binary) << text;
-  }
-  return (dir / files.front().first).string();
-}
-
-std::string errors_of(const std::string& plan) {
-  try {
-    config::load_plan_file(plan, {});
-  } catch (const config::ConfigError& e) {
-    std::string all;
-    for (const auto& d : e.diagnostics()) all += d.origin.to_string() + ": " + d.message + "\n";
-    return all;
-  }
-  return "";
-}
-
 const char* k_plan =
     "[import]\nnemo_rl = \"run.yaml\"\n[model]\npreset = \"llama-3.1-8b\"\n"
     "[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
@@ -83,7 +30,7 @@ TEST_CASE("imports: NeMo-RL's recipe and its defaults give the reference plan of
   const auto imported = load("tests/data/imports/nemo-rl.toml");
   const auto by_hand =
       load("tests/reference/rl/nemo-rl-v0.5-h100/nemorl-v0.5-h100-llama31-8b-onpolicy-16gpu.toml");
-  same_rl(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
+  test::same_rl(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
   const RlSpec& rl = imported.input.rl;
   CHECK(rl.prompts == 64);
   CHECK(rl.samples == 32);
@@ -93,16 +40,17 @@ TEST_CASE("imports: NeMo-RL's recipe and its defaults give the reference plan of
   CHECK(imported.input.parallel.pp == 2);
   // The recipe's own keys point at the recipe, the inherited ones at grpo_math_1B.yaml, the
   // interpolated max_new_tokens at the line that interpolates.
-  CHECK(origin_of(imported, "rl.prompts").find("grpo-llama3.1-8b-instruct-2n8g.yaml:3") !=
+  CHECK(test::origin_of(imported, "rl.prompts").find("grpo-llama3.1-8b-instruct-2n8g.yaml:3") !=
         std::string::npos);
-  CHECK(origin_of(imported, "rl.mini_batch_prompts").find("grpo_math_1B.yaml:") !=
+  CHECK(test::origin_of(imported, "rl.mini_batch_prompts").find("grpo_math_1B.yaml:") !=
         std::string::npos);
-  CHECK(origin_of(imported, "rl.memory_fraction").find("grpo_math_1B.yaml:") != std::string::npos);
-  CHECK(origin_of(imported, "parallel.pp").find("grpo-llama3.1-8b-instruct-2n8g.yaml:24") !=
+  CHECK(test::origin_of(imported, "rl.memory_fraction").find("grpo_math_1B.yaml:") !=
+        std::string::npos);
+  CHECK(test::origin_of(imported, "parallel.pp").find("grpo-llama3.1-8b-instruct-2n8g.yaml:24") !=
         std::string::npos);
   // What is not read is listed, the model name with what to do instead.
-  CHECK(warned(imported, "give [model]"));
-  CHECK(warned(imported, "checkpointing.* (9 keys)"));
+  CHECK(test::warned(imported, "give [model]"));
+  CHECK(test::warned(imported, "checkpointing.* (9 keys)"));
 }
 
 TEST_CASE("imports: a NeMo-RL recipe two defaults deep: async GRPO, split placement",
@@ -110,18 +58,18 @@ TEST_CASE("imports: a NeMo-RL recipe two defaults deep: async GRPO, split placem
   const auto imported = load("tests/data/imports/nemo-rl-async.toml");
   const auto by_hand =
       load("tests/reference/rl/nemo-rl-v0.5-h100/nemorl-v0.5-h100-llama31-8b-1off-16gpu.toml");
-  same_rl(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
+  test::same_rl(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
   const RlSpec& rl = imported.input.rl;
   CHECK(rl.placement == RlPlacement::split);
   CHECK(rl.off_policy);
   CHECK(rl.rollout_gpus == 8);
   CHECK(imported.input.cluster.nodes == 1);  // 2 nodes, 1 of them generates
   CHECK(imported.input.parallel.pp == 1);    // the async recipe overrides its parent's 2
-  CHECK(origin_of(imported, "parallel.pp").find("-async-1off.yaml:") != std::string::npos);
+  CHECK(test::origin_of(imported, "parallel.pp").find("-async-1off.yaml:") != std::string::npos);
 }
 
 TEST_CASE("imports: bad NeMo-RL values are located in their file", "[imports][rl][errors]") {
-  const std::string plan = folder(
+  const std::string plan = test::scratch_folder(
       "tl-nemo-bad", {{"plan.toml", k_plan},
                       {"run.yaml", "defaults: base.yaml\ngrpo:\n  num_prompts_per_step: many\n"},
                       {"base.yaml",
@@ -129,7 +77,7 @@ TEST_CASE("imports: bad NeMo-RL values are located in their file", "[imports][rl
                        "      enforce_eager: maybe\n"
                        "  train_global_batch_size: 100\n"
                        "grpo:\n  num_generations_per_prompt: 16\n"}});
-  const std::string e = errors_of(plan);
+  const std::string e = test::load_file_errors(plan);
   CHECK(e.find("run.yaml:3") != std::string::npos);
   CHECK(e.find("grpo.num_prompts_per_step: \"many\": expected an integer") != std::string::npos);
   CHECK(e.find("base.yaml:4") != std::string::npos);
@@ -140,8 +88,8 @@ TEST_CASE("imports: bad NeMo-RL values are located in their file", "[imports][rl
 TEST_CASE("imports: hostile NeMo-RL YAML is refused, bounded and located",
           "[imports][rl][hostile]") {
   SECTION("not YAML") {
-    const std::string e =
-        errors_of(folder("tl-nemo-syntax", {{"plan.toml", k_plan}, {"run.yaml", "grpo: [1, 2\n"}}));
+    const std::string e = test::load_file_errors(test::scratch_folder(
+        "tl-nemo-syntax", {{"plan.toml", k_plan}, {"run.yaml", "grpo: [1, 2\n"}}));
     CHECK(e.find("run.yaml:") != std::string::npos);
     CHECK(e.find("not valid YAML") != std::string::npos);
   }
@@ -150,15 +98,15 @@ TEST_CASE("imports: hostile NeMo-RL YAML is refused, bounded and located",
     std::string block;
     for (int i = 0; i < 200; ++i) block += std::string(i, ' ') + "k" + std::to_string(i) + ":\n";
     for (const std::string& text : {flow, block}) {
-      const std::string e =
-          errors_of(folder("tl-nemo-deep", {{"plan.toml", k_plan}, {"run.yaml", text}}));
+      const std::string e = test::load_file_errors(
+          test::scratch_folder("tl-nemo-deep", {{"plan.toml", k_plan}, {"run.yaml", text}}));
       CHECK(e.find("nested deeper than 64 levels") != std::string::npos);
     }
   }
   SECTION("a NUL byte") {
-    const std::string e =
-        errors_of(folder("tl-nemo-nul", {{"plan.toml", k_plan},
-                                         {"run.yaml", std::string("grpo:\n  a: b\0c\n", 15)}}));
+    const std::string e = test::load_file_errors(test::scratch_folder(
+        "tl-nemo-nul",
+        {{"plan.toml", k_plan}, {"run.yaml", std::string("grpo:\n  a: b\0c\n", 15)}}));
     CHECK(e.find("run.yaml:2") != std::string::npos);
     CHECK(e.find("a NUL byte") != std::string::npos);
   }
@@ -170,35 +118,36 @@ TEST_CASE("imports: hostile NeMo-RL YAML is refused, bounded and located",
       for (int k = 0; k < 8; ++k) bomb += fmt::format("{}k{}: *a{}", k ? ", " : "", k, i - 1);
       bomb += "}\n";
     }
-    const std::string e =
-        errors_of(folder("tl-nemo-alias", {{"plan.toml", k_plan}, {"run.yaml", bomb}}));
+    const std::string e = test::load_file_errors(
+        test::scratch_folder("tl-nemo-alias", {{"plan.toml", k_plan}, {"run.yaml", bomb}}));
     CHECK(e.find("run.yaml:1") != std::string::npos);
     CHECK(e.find("more than 200000 YAML nodes") != std::string::npos);
     // An alias that holds itself: a cycle, walked no deeper than the text may nest.
-    const std::string self = errors_of(
-        folder("tl-nemo-self", {{"plan.toml", k_plan}, {"run.yaml", "grpo:\n  x: &a {y: *a}\n"}}));
+    const std::string self = test::load_file_errors(test::scratch_folder(
+        "tl-nemo-self", {{"plan.toml", k_plan}, {"run.yaml", "grpo:\n  x: &a {y: *a}\n"}}));
     CHECK(self.find("nested deeper than 64 levels") != std::string::npos);
   }
   SECTION("defaults outside the plan's folder, a loop, a hostile name") {
-    const std::string out = errors_of(folder(
+    const std::string out = test::load_file_errors(test::scratch_folder(
         "tl-nemo-out", {{"plan.toml", k_plan}, {"run.yaml", "defaults: ../../etc/passwd\n"}}));
     CHECK(out.find("run.yaml:1") != std::string::npos);
     CHECK(out.find("defaults: cannot read") != std::string::npos);
     CHECK(out.find("root:") == std::string::npos);  // never another file's bytes
-    const std::string loop =
-        errors_of(folder("tl-nemo-loop", {{"plan.toml", k_plan},
-                                          {"run.yaml", "defaults: b.yaml\n"},
-                                          {"b.yaml", "defaults: run.yaml\n"}}));
+    const std::string loop = test::load_file_errors(
+        test::scratch_folder("tl-nemo-loop", {{"plan.toml", k_plan},
+                                              {"run.yaml", "defaults: b.yaml\n"},
+                                              {"b.yaml", "defaults: run.yaml\n"}}));
     CHECK(loop.find("a chain of more than 8 files") != std::string::npos);
-    const std::string hostile = errors_of(folder(
+    const std::string hostile = test::load_file_errors(test::scratch_folder(
         "tl-nemo-name", {{"plan.toml", k_plan}, {"run.yaml", "defaults: \"x\\e[2J\\xff\"\n"}}));
     CHECK(hostile.find('\x1b') == std::string::npos);
     CHECK(hostile.find("defaults: cannot read") != std::string::npos);
   }
   SECTION("a directory or a device as defaults") {
-    const std::string plan =
-        folder("tl-nemo-dir",
-               {{"plan.toml", k_plan}, {"run.yaml", "defaults: sub\n"}, {"sub/x.yaml", "a: 1\n"}});
-    CHECK(errors_of(plan).find("defaults: cannot read \"sub\": a directory") != std::string::npos);
+    const std::string plan = test::scratch_folder(
+        "tl-nemo-dir",
+        {{"plan.toml", k_plan}, {"run.yaml", "defaults: sub\n"}, {"sub/x.yaml", "a: 1\n"}});
+    CHECK(test::load_file_errors(plan).find("defaults: cannot read \"sub\": a directory") !=
+          std::string::npos);
   }
 }

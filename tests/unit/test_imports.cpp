@@ -34,18 +34,6 @@ void same_numbers(const PlanResult& a, const PlanResult& b) {
   for (std::size_t i = 0; i < a.time.size(); ++i) CHECK(a.time[i].value == b.time[i].value);
 }
 
-std::string origin_of(const config::LoadedPlan& p, const std::string& key) {
-  for (const auto& r : p.resolved)
-    if (r.key == key) return r.origin.to_string();
-  return "";
-}
-
-bool warned(const config::LoadedPlan& p, const std::string& text) {
-  for (const std::string& w : p.warnings)
-    if (w.find(text) != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("imports: a real Megatron-LM launch script gives the hand-written plan", "[imports]") {
@@ -54,22 +42,23 @@ TEST_CASE("imports: a real Megatron-LM launch script gives the hand-written plan
   same_numbers(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
   // Values point at the script's lines: variables followed (TP_SIZE=1 → $TP_SIZE), arrays, the
   // torchrun arguments (--nproc_per_node $GPUS_PER_NODE) for the cluster's shape.
-  CHECK(origin_of(imported, "parallel.tp").find("megatron-llama3-8b-h100-fp8.sh:117") !=
+  CHECK(test::origin_of(imported, "parallel.tp").find("megatron-llama3-8b-h100-fp8.sh:117") !=
         std::string::npos);
-  CHECK(origin_of(imported, "model.layers").find("megatron-llama3-8b-h100-fp8.sh:57") !=
+  CHECK(test::origin_of(imported, "model.layers").find("megatron-llama3-8b-h100-fp8.sh:57") !=
         std::string::npos);
-  CHECK(origin_of(imported, "cluster.gpus_per_node").find(".sh:") != std::string::npos);
+  CHECK(test::origin_of(imported, "cluster.gpus_per_node").find(".sh:") != std::string::npos);
   CHECK(imported.input.training.precision == DType::fp8);    // --fp8-format beside --bf16
   CHECK(imported.input.training.grad_dtype == DType::bf16);  // --grad-reduce-in-bf16
   CHECK(imported.input.parallel.fp8_param_gather);           // --fp8-param-gather
-  CHECK(origin_of(imported, "parallel.fp8_param_gather").find(".sh:") != std::string::npos);
-  CHECK(warned(imported,
-               "--sequence-parallel (Megatron-LM turns sequence parallelism off when "
-               "tp = 1)"));
-  CHECK(warned(imported, "--lr;"));
+  CHECK(test::origin_of(imported, "parallel.fp8_param_gather").find(".sh:") != std::string::npos);
+  CHECK(test::warned(imported,
+                     "--sequence-parallel (Megatron-LM turns sequence parallelism off when "
+                     "tp = 1)"));
+  CHECK(test::warned(imported, "--lr;"));
   // --cross-entropy-loss-fusion with the native implementation keeps the fp32 softmax.
   CHECK(imported.input.training.loss == Loss::standard);
-  CHECK(warned(imported, "--cross-entropy-loss-fusion (the native fused cross-entropy keeps"));
+  CHECK(
+      test::warned(imported, "--cross-entropy-loss-fusion (the native fused cross-entropy keeps"));
 }
 
 TEST_CASE("imports: a real torchtitan job TOML gives the hand-written plan", "[imports]") {
@@ -77,15 +66,15 @@ TEST_CASE("imports: a real torchtitan job TOML gives the hand-written plan", "[i
   const auto by_hand = load("torchtitan-by-hand.toml");
   same_numbers(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
   CHECK(imported.input.model.name == "Llama-3.1-70B");  // [model] llama3 / 70B → the preset
-  CHECK(origin_of(imported, "parallel.tp").find("torchtitan-llama3-70b.toml:41") !=
+  CHECK(test::origin_of(imported, "parallel.tp").find("torchtitan-llama3-70b.toml:41") !=
         std::string::npos);
-  CHECK(origin_of(imported, "training.recompute").find("torchtitan-llama3-70b.toml") !=
+  CHECK(test::origin_of(imported, "training.recompute").find("torchtitan-llama3-70b.toml") !=
         std::string::npos);
   // [optimizer]: AdamW, torchtitan's fused step by default (job_config.py); its lr is no input.
   CHECK(imported.input.training.optimizer_impl == OptimizerImpl::fused);
-  CHECK(origin_of(imported, "training.optimizer").find("torchtitan-llama3-70b.toml:24") !=
+  CHECK(test::origin_of(imported, "training.optimizer").find("torchtitan-llama3-70b.toml:24") !=
         std::string::npos);
-  CHECK(warned(imported, "optimizer.lr (does not change memory or time)"));
+  CHECK(test::warned(imported, "optimizer.lr (does not change memory or time)"));
   // torchtitan's launcher runs with PYTORCH_ALLOC_CONF=expandable_segments:True.
   CHECK(imported.input.training.expandable_segments);
   CHECK(imported.input.cluster.fragmentation == 0.1);
@@ -108,7 +97,7 @@ TEST_CASE("imports: a launch script's PYTORCH_CUDA_ALLOC_CONF sets expandable se
   const auto prefixed = plan("PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True' \\\n" + run);
   CHECK(prefixed.input.training.expandable_segments);
   CHECK(prefixed.input.cluster.fragmentation == 0.1);
-  CHECK(origin_of(prefixed, "training.expandable_segments").find("train.sh:1") !=
+  CHECK(test::origin_of(prefixed, "training.expandable_segments").find("train.sh:1") !=
         std::string::npos);
   // export, the newer name, and other options beside it.
   CHECK(plan("export PYTORCH_ALLOC_CONF=max_split_size_mb:128,expandable_segments:True\n" + run)
@@ -124,14 +113,14 @@ TEST_CASE("imports: a real DeepSpeed JSON gives the hand-written plan", "[import
   const auto imported = load("deepspeed.toml");
   const auto by_hand = load("deepspeed-by-hand.toml");
   same_numbers(test::plan_checked(imported.input), test::plan_checked(by_hand.input));
-  CHECK(origin_of(imported, "parallel.zero")
+  CHECK(test::origin_of(imported, "parallel.zero")
             .find("deepspeed-zero3-bf16.json#/zero_optimization/"
                   "stage") != std::string::npos);
   // reduce_bucket_size counts elements: 5e7 of 2 B.
   CHECK(imported.input.parallel.bucket_size == 1e8);
   // gradient_accumulation_steps: global = micro × dp × accum.
   CHECK(imported.input.training.global_batch == 4 * 8 * 1);
-  CHECK(warned(imported, "stage3_param_persistence_threshold"));
+  CHECK(test::warned(imported, "stage3_param_persistence_threshold"));
   // The plan's own keys win over the import.
   const auto mine = load("deepspeed.toml", {{"parallel.zero=2"}, {}});
   CHECK(mine.input.parallel.zero == 2);
@@ -360,17 +349,18 @@ TEST_CASE("imports: verl's GRPO launch script gives the hand-written RL plan", "
   for (std::size_t i = 0; i < a.rl.time.size(); ++i)
     CHECK(a.rl.time[i].value == b.rl.time[i].value);
   // Each value points at its override's line; verl's defaults point at the file.
-  CHECK(origin_of(imported, "rl.samples_per_prompt").find("verl-grpo-qwen2-7b.sh:29") !=
+  CHECK(test::origin_of(imported, "rl.samples_per_prompt").find("verl-grpo-qwen2-7b.sh:29") !=
         std::string::npos);
-  CHECK(origin_of(imported, "rl.frozen_weights").find("verl-grpo-qwen2-7b.sh:31") !=
+  CHECK(test::origin_of(imported, "rl.frozen_weights").find("verl-grpo-qwen2-7b.sh:31") !=
         std::string::npos);
-  CHECK(origin_of(imported, "rl.algorithm").find("verl-grpo-qwen2-7b.sh:5") != std::string::npos);
+  CHECK(test::origin_of(imported, "rl.algorithm").find("verl-grpo-qwen2-7b.sh:5") !=
+        std::string::npos);
   CHECK(imported.input.rl.algorithm == RlAlgorithm::grpo);
   CHECK(imported.input.rl.reference);
   CHECK(imported.input.training.recompute == Recompute::full);
   // What the planner does not read is listed, the model path with what to do instead.
-  CHECK(warned(imported, "actor_rollout_ref.actor.optim.lr"));
-  CHECK(warned(imported, "give [model]"));
+  CHECK(test::warned(imported, "actor_rollout_ref.actor.optim.lr"));
+  CHECK(test::warned(imported, "give [model]"));
 }
 
 TEST_CASE("imports: a bad verl override is located", "[imports][rl][errors]") {
@@ -436,12 +426,12 @@ TEST_CASE("imports: OpenRLHF's GRPO launch script gives the hand-written RL plan
   CHECK(imported.input.rl.sleep == RlSleep::offload);
   CHECK(imported.input.rl.reward_model);
   // Each value points at its flag's line; OpenRLHF's defaults point at the file.
-  CHECK(origin_of(imported, "rl.rollout_tp").find("openrlhf-grpo-llama3-8b.sh:11") !=
+  CHECK(test::origin_of(imported, "rl.rollout_tp").find("openrlhf-grpo-llama3-8b.sh:11") !=
         std::string::npos);
-  CHECK(origin_of(imported, "rl.mini_batch_prompts").find("openrlhf-grpo-llama3-8b.sh:25") !=
+  CHECK(test::origin_of(imported, "rl.mini_batch_prompts").find("openrlhf-grpo-llama3-8b.sh:25") !=
         std::string::npos);
-  CHECK(warned(imported, "--packing_samples"));
-  CHECK(warned(imported, "give [model]"));
+  CHECK(test::warned(imported, "--packing_samples"));
+  CHECK(test::warned(imported, "give [model]"));
 }
 
 TEST_CASE("imports: OpenRLHF's dotted flags, split engines and bad values", "[imports][rl]") {
