@@ -254,6 +254,8 @@ struct RlSpec {
   bool reward_model = false;
   RlFrozen frozen_weights = RlFrozen::resident;
   std::int64_t log_prob_micro_batch = 1;
+  bool log_prob_entropy = true;       // the actor's old log-prob pass also takes the entropy
+  bool response_logits_only = false;  // the log-prob passes keep the response's logits only
 
   bool rollout() const { return enabled && algorithm != RlAlgorithm::dpo; }
   bool critic() const { return enabled && algorithm == RlAlgorithm::ppo; }

@@ -454,6 +454,8 @@ RlSpec build_rl(const Resolution& r, const Reader& in) {
   s.frozen_weights = from_string(in.text("rl.frozen_weights"), RlFrozen::resident);
   s.log_prob_micro_batch =
       in.integer("rl.log_prob_micro_batch", in.integer("training.micro_batch", 1));
+  s.log_prob_entropy = in.boolean("rl.log_prob_entropy", true);
+  s.response_logits_only = in.boolean("rl.response_logits_only", false);
   return s;
 }
 

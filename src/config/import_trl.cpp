@@ -437,6 +437,10 @@ class Apply {
     // gradients). Planned as the fused loss: 2 B per logit of the whole sequence, the same at a
     // completion half the sequence, under it when the completion is longer.
     put("training.loss", string_value("fused", dflt));
+    // The log-prob passes (old and reference): the completion's logits only, no entropy
+    // (compute_entropy=False outside the loss).
+    put("rl.log_prob_entropy", boolean_value(false, dflt));
+    put("rl.response_logits_only", boolean_value(true, dflt));
     put("rl.algorithm", string_value("grpo", dflt));
     put("rl.reference", boolean_value(false, dflt));  // beta 0.0
     put("rl.epochs", integer_value(1, dflt));

@@ -52,8 +52,11 @@ constexpr const char* k_src_forward =
     "from flash-attn's Triton cross-entropy in place (verl/workers/actor/dp_actor.py "
     "_forward_micro_batch, calculate_entropy; verl/utils/torch_functional.py "
     "logprobs_from_logits, entropy_from_logits): 6 B per logit. The reference: logits and the "
-    "in-place cross-entropy only, 2 B per logit (calculate_entropy=False). A reward model or a "
-    "critic ends in a scalar head: no vocabulary-wide logits";
+    "in-place cross-entropy only, 2 B per logit (calculate_entropy=False). Without the entropy "
+    "(rl.log_prob_entropy = false: TRL's _get_per_token_logps_and_entropies with "
+    "compute_entropy=False) the actor's is 2 B too; with rl.response_logits_only (TRL's "
+    "logits_to_keep) only the response's tokens have logits. A reward model or a critic ends "
+    "in a scalar head: no vocabulary-wide logits";
 constexpr const char* k_src_asleep =
     "the engine while training runs: with sleep (vLLM sleep level 1: weights to host memory, KV "
     "cache freed; level 2: both freed) only its CUDA-graph pool stays; without sleep its whole "
@@ -311,8 +314,18 @@ RlResult compute_rl(const PlanInput& in, const PlanResult& plan, const PlanResul
                                          T("bytes_per_logit", bytes_per_logit, "B per logit") +
                                      T("hidden", m.hidden, "hidden") * Expr::constant(16)
                                : T("hidden", m.hidden, "hidden") * Expr::constant(16);
+    // The logits over the response only (logits_to_keep); the layer's activations over all.
+    const double logit_tokens =
+        rl.response_logits_only ? static_cast<double>(rl.response_length) : max_len;
     const Expr fwd_e =
-        T("micro_batch", mb, "sequences") * T("seq_len", max_len, "tokens") * per_token;
+        bytes_per_logit > 0 && rl.response_logits_only
+            ? T("micro_batch", mb, "sequences") *
+                  (T("response", logit_tokens, "tokens with logits") *
+                       (T("vocab", m.vocab, "vocabulary") / T("tp", tp, "tensor-parallel ranks") *
+                        T("bytes_per_logit", bytes_per_logit, "B per logit")) +
+                   T("seq_len", max_len, "tokens") * T("hidden", m.hidden, "hidden") *
+                       Expr::constant(16))
+            : T("micro_batch", mb, "sequences") * T("seq_len", max_len, "tokens") * per_token;
     RlPhase ph;
     ph.name = std::move(name);
     ph.pool = split ? "training" : "all";
@@ -335,7 +348,7 @@ RlResult compute_rl(const PlanInput& in, const PlanResult& plan, const PlanResul
     close_phase(ph, capacity);
     r.phases.push_back(std::move(ph));
   };
-  if (rl.rollout()) forward_phase("log-probs", false, 6);
+  if (rl.rollout()) forward_phase("log-probs", false, rl.log_prob_entropy ? 6 : 2);
   if (rl.reference) forward_phase("reference", true, 2);
   if (rl.reward_model) forward_phase("reward", true, 0);
   if (rl.critic()) forward_phase("values", true, 0);

@@ -292,7 +292,9 @@ json rl_json(const RlSpec& r) {
           {"async_scheduling", r.async_scheduling},
           {"step_overhead", r.step_overhead},
           {"generation_rounds", r.generation_rounds},
-          {"log_prob_micro_batch", r.log_prob_micro_batch}};
+          {"log_prob_micro_batch", r.log_prob_micro_batch},
+          {"log_prob_entropy", r.log_prob_entropy},
+          {"response_logits_only", r.response_logits_only}};
 }
 
 // What a user measures on that stage (rows.hpp, Comparable).

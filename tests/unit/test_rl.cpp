@@ -323,6 +323,25 @@ TEST_CASE("weight sync holds a bucket on each side and the largest tensor gather
         Approx(per_seq * (128256.0 * 2 + 16.0 * 4096)));
 }
 
+TEST_CASE("log-prob passes without the entropy, and with the response's logits only", "[rl]") {
+  // TRL (grpo_trainer.py _get_per_token_logps_and_entropies): compute_entropy=False outside
+  // the loss, and logits_to_keep = the completion's length: 2 B per logit of the response's
+  // 4096 tokens, the layer's activations still over all 5120.
+  const auto p = plan_text(k_small, {"rl.log_prob_entropy=false", "rl.response_logits_only=true"});
+  const double expected = 4.0 * (4096.0 * 128256 * 2 + 5120.0 * 16 * 4096);
+  CHECK(rl_item(phase(p, "log-probs")->items, trainledger::ItemId::rl_forward) ==
+        Approx(expected));
+  CHECK(rl_item(phase(p, "reference")->items, trainledger::ItemId::rl_forward) ==
+        Approx(expected));
+  // Either alone.
+  const auto no_entropy = plan_text(k_small, {"rl.log_prob_entropy=false"});
+  CHECK(rl_item(phase(no_entropy, "log-probs")->items, trainledger::ItemId::rl_forward) ==
+        Approx(4.0 * 5120 * (128256.0 * 2 + 16.0 * 4096)));
+  const auto response = plan_text(k_small, {"rl.response_logits_only=true"});
+  CHECK(rl_item(phase(response, "log-probs")->items, trainledger::ItemId::rl_forward) ==
+        Approx(4.0 * (4096.0 * 128256 * 6 + 5120.0 * 16 * 4096)));
+}
+
 TEST_CASE("search on an RL plan ranks placements, engines and training layouts", "[rl][search]") {
   const auto r = run_cli({"search", k_grpo, "--jobs", "2", "--format", "json", "--top", "50"});
   REQUIRE(r.code == 0);
