@@ -329,10 +329,8 @@ TEST_CASE("log-prob passes without the entropy, and with the response's logits o
   // 4096 tokens, the layer's activations still over all 5120.
   const auto p = plan_text(k_small, {"rl.log_prob_entropy=false", "rl.response_logits_only=true"});
   const double expected = 4.0 * (4096.0 * 128256 * 2 + 5120.0 * 16 * 4096);
-  CHECK(rl_item(phase(p, "log-probs")->items, trainledger::ItemId::rl_forward) ==
-        Approx(expected));
-  CHECK(rl_item(phase(p, "reference")->items, trainledger::ItemId::rl_forward) ==
-        Approx(expected));
+  CHECK(rl_item(phase(p, "log-probs")->items, trainledger::ItemId::rl_forward) == Approx(expected));
+  CHECK(rl_item(phase(p, "reference")->items, trainledger::ItemId::rl_forward) == Approx(expected));
   // Either alone.
   const auto no_entropy = plan_text(k_small, {"rl.log_prob_entropy=false"});
   CHECK(rl_item(phase(no_entropy, "log-probs")->items, trainledger::ItemId::rl_forward) ==
