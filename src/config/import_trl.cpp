@@ -358,7 +358,8 @@ bool read_shell(const std::string& text, Sink& s, const DefaultsReader& read_fil
       // accelerate launch / torchrun flags before the script; after it, the script's (and
       // for `trl grpo`, accelerate's by their names, as TRL's CLI separates them).
       read_flags(w, b, i, s.path(), lines, run.config, &run.launcher, false);
-      read_flags(w, i + 1, e, s.path(), lines, run.config, &run.launcher, true);
+      read_flags(w, i + 1, e, s.path(), lines, run.config, grpo_cli ? &run.launcher : nullptr,
+                 true);
       if (grpo_script && ends_with(name, ".py")) script_file = word;
       break;
     }
@@ -419,6 +420,8 @@ bool read_shell(const std::string& text, Sink& s, const DefaultsReader& read_fil
 // GRPOConfig's fields (and the launcher's, the server's) → plan keys.
 class Apply {
  public:
+  static constexpr std::int64_t k_max_count = 1000000;
+
   Apply(const Run& run, Sink& s) : m_run(run), m_s(s) {}
 
   void operator()() {
@@ -472,7 +475,7 @@ class Apply {
   std::int64_t checked(const std::string& name, std::int64_t otherwise) {
     const Arg* a = get(m_run.config, name);
     const auto x = a && a->problem.empty() ? parse_int(a->value) : std::nullopt;
-    return x && *x > 0 ? *x : otherwise;
+    return x && *x > 0 && *x <= k_max_count ? *x : otherwise;
   }
   std::string said(const std::string& name, const Arg& a) const {
     return fmt::format("{}{}", shown(name), a.has_value ? " " + in_quotes(a.value) : "");
@@ -488,8 +491,10 @@ class Apply {
     const Arg* a = get(from, name);
     if (!a || !usable(name, *a)) return std::nullopt;
     const auto x = a->has_value ? parse_int(a->value) : std::nullopt;
-    if (!x || *x < 1) {
-      m_s.error(a->at, fmt::format("{}: expected a positive integer", said(name, *a)));
+    // Bounded, so that the products of the batch (at most three counts) stay in 64 bits.
+    if (!x || *x < 1 || *x > k_max_count) {
+      m_s.error(a->at, fmt::format("{}: expected a positive integer up to {}", said(name, *a),
+                                   k_max_count));
       return std::nullopt;
     }
     return x;
@@ -565,8 +570,12 @@ class Apply {
       if (const auto b = flag(one, name))
         put("training.recompute", string_value(*b ? "full" : "none", a.at));
     } else if (name == "bf16" || name == "fp16") {
+      // TrainingArguments: bf16 = not fp16 when unset; both false is fp32 (fp16 is read after
+      // bf16 and wins when true).
       if (const auto b = flag(one, name); b && *b)
         put("training.precision", string_value(name, a.at));
+      else if (b && name == "bf16")
+        put("training.precision", string_value("fp32", a.at));
     } else if (name == "use_liger_kernel" || name == "use_liger_loss") {
       // LigerFusedLinearGRPOLoss: the head and the loss in chunks, no whole logits.
       if (const auto b = flag(one, name); b && *b)
@@ -618,6 +627,8 @@ class Apply {
           return;
         }
         steps = *generation / step;
+      } else {
+        steps.reset();  // steps_per_generation = generation / (per device × processes)
       }
     } else if (procs && steps) {
       generation = per_device * procs->first * *steps;
@@ -773,20 +784,21 @@ class Apply {
           else
             put("parallel.zero", integer_value(*x, a->at));
         }
-      const Arg* opt = get(l, "deepspeed_config.offload_optimizer_device");
-      if (!opt) opt = get(l, "offload_optimizer_device");
-      const Arg* par = get(l, "deepspeed_config.offload_param_device");
-      if (!par) par = get(l, "offload_param_device");
+      // A launcher flag wins over the accelerate config's key.
+      const Arg* opt = get(l, "offload_optimizer_device");
+      if (!opt) opt = get(l, "deepspeed_config.offload_optimizer_device");
+      const Arg* par = get(l, "offload_param_device");
+      if (!par) par = get(l, "deepspeed_config.offload_param_device");
       if (par && (par->value == "cpu" || par->value == "nvme"))
         put("parallel.offload", string_value("optimizer+params", par->at));
       else if (opt && (opt->value == "cpu" || opt->value == "nvme"))
         put("parallel.offload", string_value("optimizer", opt->at));
     } else if (type == "FSDP") {
       put("parallel.zero", integer_value(3, type_at->at));
-      const Arg* r = get(l, "fsdp_config.fsdp_reshard_after_forward");
-      if (!r) r = get(l, "fsdp_config.fsdp_sharding_strategy");
-      if (!r) r = get(l, "fsdp_reshard_after_forward");
+      const Arg* r = get(l, "fsdp_reshard_after_forward");
       if (!r) r = get(l, "fsdp_sharding_strategy");
+      if (!r) r = get(l, "fsdp_config.fsdp_reshard_after_forward");
+      if (!r) r = get(l, "fsdp_config.fsdp_sharding_strategy");
       if (r) {
         const std::string v = r->value;
         if (v == "NO_SHARD" || v == "3")
@@ -796,12 +808,15 @@ class Apply {
         else if (v.find("HYBRID") != std::string::npos || v == "4" || v == "5")
           m_s.ignore(said("fsdp sharding", *r), "hybrid sharding is planned as full sharding");
       }
-      for (const char* k : {"fsdp_config.fsdp_offload_params", "fsdp_offload_params"})
-        if (get(l, k) && flag(l, k).value_or(false))
-          put("parallel.offload", string_value("optimizer+params", get(l, k)->at));
-      for (const char* k :
-           {"fsdp_config.fsdp_activation_checkpointing", "fsdp_activation_checkpointing"})
-        if (get(l, k) && flag(l, k).value_or(false))
+      auto first = [&](const char* flag_name, const char* config_key) -> const char* {
+        return get(l, flag_name) ? flag_name : get(l, config_key) ? config_key : nullptr;
+      };
+      if (const char* k = first("fsdp_offload_params", "fsdp_config.fsdp_offload_params"))
+        put("parallel.offload",
+            string_value(flag(l, k).value_or(false) ? "optimizer+params" : "none", get(l, k)->at));
+      if (const char* k =
+              first("fsdp_activation_checkpointing", "fsdp_config.fsdp_activation_checkpointing"))
+        if (flag(l, k).value_or(false))
           put("training.recompute", string_value("full", get(l, k)->at));
     }
     // The cluster: the training processes over the machines.

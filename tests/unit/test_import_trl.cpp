@@ -140,6 +140,25 @@ TEST_CASE("imports: a TRL recipe alone and a Python GRPOConfig(...)", "[imports]
   CHECK(test::warned(py, "give rl.rollout_gpus"));
 }
 
+TEST_CASE("imports: TRL's precision, and the launcher's flags against the script's",
+          "[imports][rl]") {
+  // bf16 false without fp16 trains in fp32 (TrainingArguments: bf16 = not fp16 only when
+  // unset); after `accelerate launch ... grpo.py` a --num_processes is the script's, not
+  // accelerate's; a launcher flag wins over the accelerate config's key.
+  const auto p = load_folder(
+      "tl-trl-flags",
+      {{"plan.toml", k_plan},
+       {"acc.yaml",
+        "distributed_type: FSDP\nnum_processes: 4\nfsdp_config:\n  fsdp_offload_params: true\n"},
+       {"run.sh",
+        "accelerate launch --config_file acc.yaml --num_processes 8 --fsdp_offload_params false "
+        "grpo.py --num_processes 2 --no_bf16 --per_device_train_batch_size 2\n"}});
+  CHECK(p.input.training.precision == DType::fp32);
+  CHECK(p.input.cluster.gpus_per_node == 8);
+  CHECK(p.input.parallel.offload == Offload::none);
+  CHECK(test::warned(p, "num_processes"));
+}
+
 TEST_CASE("imports: TRL settings that cannot be are refused at their line", "[imports][rl]") {
   // A generation batch of partial prompt groups, as GRPOConfig refuses it.
   std::string e = test::load_file_errors(
@@ -157,6 +176,13 @@ TEST_CASE("imports: TRL settings that cannot be are refused at their line", "[im
        {"run.sh", "trl grpo \\\n  --num_processes 8 \\\n  --num_generations many\n"}}));
   CHECK(e.find("run.sh:3") != std::string::npos);
   CHECK(e.find("num_generations \"many\": expected a positive integer") != std::string::npos);
+  // Counts past 1,000,000 are refused before any product of the batch could overflow.
+  e = test::load_file_errors(test::scratch_folder(
+      "tl-trl-bad", {{"plan.toml", k_plan},
+                     {"run.sh",
+                      "trl grpo --num_processes 8 --per_device_train_batch_size "
+                      "2305843009213693952 --generation_batch_size 16 --num_generations 2\n"}}));
+  CHECK(e.find("expected a positive integer up to 1000000") != std::string::npos);
   // Both ways of sizing the generation batch.
   e = test::load_file_errors(test::scratch_folder(
       "tl-trl-bad",
