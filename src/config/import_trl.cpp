@@ -310,6 +310,18 @@ struct Run {
   Origin serve_at;
 };
 
+// TrlParser passes a recipe's launcher settings (num_processes, accelerate_config, ...) on to
+// accelerate: they move from the script's settings to the launcher's, where none is set yet.
+void move_launcher_settings(Run& run) {
+  for (auto k = run.config.begin(); k != run.config.end();)
+    if (launcher_flag(k->first)) {
+      run.launcher.emplace(k->first, k->second);
+      k = run.config.erase(k);
+    } else {
+      ++k;
+    }
+}
+
 // The shell form: the GRPO command, the launcher's flags before it, and a vllm-serve command.
 bool read_shell(const std::string& text, Sink& s, const DefaultsReader& read_file, Run& run) {
   const Shell sh(text);
@@ -380,14 +392,7 @@ bool read_shell(const std::string& text, Sink& s, const DefaultsReader& read_fil
     std::string resolved;
     if (const auto t = read_named(cfg.value, cfg.at, resolved, "--config")) {
       read_yaml(*t, resolved, s, "GRPOConfig's fields", run.config, true);
-      // TrlParser passes the recipe's launcher settings on to accelerate.
-      for (auto k = run.config.begin(); k != run.config.end();)
-        if (launcher_flag(k->first)) {
-          run.launcher.emplace(k->first, k->second);
-          k = run.config.erase(k);
-        } else {
-          ++k;
-        }
+      move_launcher_settings(run);
     }
   }
   std::optional<Arg> acc;
@@ -859,13 +864,7 @@ void import_trl(const std::string& text, Sink& s, const DefaultsReader& read_fil
   const std::string& path = s.path();
   if (ends_with(lower(path), ".yaml") || ends_with(lower(path), ".yml")) {
     if (!read_yaml(text, path, s, "GRPOConfig's fields", run.config, false)) return;
-    for (auto k = run.config.begin(); k != run.config.end();)
-      if (launcher_flag(k->first)) {
-        run.launcher.emplace(k->first, k->second);
-        k = run.config.erase(k);
-      } else {
-        ++k;
-      }
+    move_launcher_settings(run);
   } else if (ends_with(lower(path), ".py")) {
     if (!read_python(text, path, run.config, s)) {
       s.error(Origin{path, 1, 1, "import"}, "no GRPOConfig( call found");
