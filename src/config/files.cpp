@@ -23,6 +23,42 @@ std::optional<std::filesystem::path> real_path(const std::filesystem::path& p) {
   return std::filesystem::path(buf);
 }
 
+// Where `path` leads: weakly_canonical (the existing part resolved, links and ".." included),
+// and a dangling symbolic link followed too, which weakly_canonical leaves as it is written
+// (its target does not exist) — else a link out of the folder to nothing would read as a file
+// missing inside it, and tell which files exist elsewhere. At most 40 links, as the kernel.
+std::filesystem::path leads_to(const std::filesystem::path& path, std::error_code& ec) {
+  namespace fs = std::filesystem;
+  fs::path p = fs::absolute(path, ec);
+  if (!ec) p = fs::weakly_canonical(p, ec);
+  for (int hops = 0; !ec; ++hops) {
+    // The first component that does not exist once followed is the only one that can be a
+    // link still (the ones before it were resolved).
+    fs::path prefix;
+    auto it = p.begin();
+    for (; it != p.end(); ++it) {
+      prefix /= *it;
+      std::error_code missing;
+      if (!fs::exists(prefix, missing)) break;
+    }
+    if (it == p.end()) return p;
+    std::error_code not_link;
+    if (!fs::is_symlink(fs::symlink_status(prefix, not_link))) return p;
+    if (hops == 40) {
+      ec = std::make_error_code(std::errc::too_many_symbolic_link_levels);
+      break;
+    }
+    fs::path target = fs::read_symlink(prefix, ec);
+    if (ec) break;
+    fs::path rest;
+    for (++it; it != p.end(); ++it) rest /= *it;
+    fs::path next = target.is_absolute() ? target : prefix.parent_path() / target;
+    if (!rest.empty()) next /= rest;
+    p = fs::weakly_canonical(next, ec);
+  }
+  return {};
+}
+
 // Whether the resolved `p` is `root` or below it, component by component.
 bool below(const std::filesystem::path& p, const std::filesystem::path& root) {
   auto pi = p.begin();
@@ -62,6 +98,9 @@ std::string open_error(int err) {
   }
 }
 
+constexpr const char* k_out_of_folder =
+    "out of its folder, by a symbolic link or '..' (only files inside the folder are read)";
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -74,6 +113,28 @@ struct Fd {
 std::optional<std::string> read_file_inside(const std::filesystem::path& path,
                                             const std::filesystem::path& root_in,
                                             std::uintmax_t limit, std::string& why) {
+  std::filesystem::path root = root_in;
+  if (root.empty()) root = path.parent_path();
+  if (root.empty()) root = ".";
+  const auto real_root = real_path(root);
+  if (!real_root) {
+    // The folder itself is missing (a plan named in a folder that does not exist): the file
+    // is too. The folder is the one the user named or the plan's own, so nothing is probed.
+    why = errno == ENOENT || errno == ENOTDIR ? open_error(errno)
+                                              : "cannot resolve the folder it must be inside";
+    return std::nullopt;
+  }
+  // Where the name leads, before anything about the file itself is asked: a name out of the
+  // folder gets one answer whether or not something exists there (no probing of other folders
+  // through the error message). The existing part of the name is resolved, links included.
+  {
+    std::error_code ec;
+    const std::filesystem::path leads = leads_to(path, ec);
+    if (ec || !below(leads, *real_root)) {
+      why = ec ? "cannot resolve where it leads" : k_out_of_folder;
+      return std::nullopt;
+    }
+  }
   // Before opening: a name that is no regular file (once followed) is not opened at all.
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
@@ -83,14 +144,6 @@ std::optional<std::string> read_file_inside(const std::filesystem::path& path,
   if (!S_ISREG(st.st_mode)) {
     why = S_ISDIR(st.st_mode) ? "a directory, not a file"
                               : "not a regular file (a device, a FIFO or a socket)";
-    return std::nullopt;
-  }
-  std::filesystem::path root = root_in;
-  if (root.empty()) root = path.parent_path();
-  if (root.empty()) root = ".";
-  const auto real_root = real_path(root);
-  if (!real_root) {
-    why = "cannot resolve the folder it must be inside";
     return std::nullopt;
   }
   Fd f;
@@ -106,7 +159,7 @@ std::optional<std::string> read_file_inside(const std::filesystem::path& path,
   }
   const auto where = opened_path(f.fd, path);
   if (!where || !below(*where, *real_root)) {
-    why = "a symbolic link out of its folder (only files inside the folder are read)";
+    why = k_out_of_folder;
     return std::nullopt;
   }
   if (static_cast<std::uintmax_t>(opened.st_size) > limit) {
@@ -142,7 +195,7 @@ std::optional<std::string> read_regular_file(const std::string& path, std::uintm
 
 bool inside_folder(const std::filesystem::path& path, const std::filesystem::path& root) {
   std::error_code ec;
-  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  const std::filesystem::path p = leads_to(path, ec);
   if (ec) return false;
   const std::filesystem::path r = std::filesystem::weakly_canonical(root, ec);
   if (ec) return false;

@@ -18,9 +18,10 @@ inline constexpr std::uintmax_t k_max_log_bytes = 16u << 20;       // an nccl-te
 // The bytes of `path` when it is a regular file of at most `limit` bytes and the file actually
 // opened (every symbolic link and ".." resolved, at every level) lies inside `root`; otherwise
 // nothing, with the reason in `why` ("not a regular file", "larger than 1 MiB", "cannot read
-// it", "a symbolic link out of ..."). An empty `root` is the folder `path` is named in: a file
-// given on the command line may not lead out of its own folder either. FIFOs, devices and
-// sockets are never opened for reading (no hang, no side effect of opening a device).
+// it", "out of its folder, ..."). A name that leads out of the folder gets that one answer
+// whether or not anything exists there. An empty `root` is the folder `path` is named in: a
+// file given on the command line may not lead out of its own folder either. FIFOs, devices
+// and sockets are never opened for reading (no hang, no side effect of opening a device).
 std::optional<std::string> read_file_inside(const std::filesystem::path& path,
                                             const std::filesystem::path& root, std::uintmax_t limit,
                                             std::string& why);

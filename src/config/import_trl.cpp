@@ -177,10 +177,28 @@ void read_flags(const std::vector<Token>& w, std::size_t begin, std::size_t end,
   }
 }
 
+// Where the last `GRPOConfig(` call starts: the name whole (`trl.GRPOConfig(` is one,
+// `MyGRPOConfig(` is not) and not after a `#` on its line.
+std::size_t last_grpo_config_call(const std::string& text) {
+  constexpr std::string_view k_call = "GRPOConfig(";
+  std::size_t at = text.size();
+  while (at > 0) {
+    const std::size_t call = text.rfind(k_call.data(), at - 1, k_call.size());
+    if (call == std::string::npos) return call;
+    at = call;
+    const unsigned char before = call > 0 ? static_cast<unsigned char>(text[call - 1]) : ' ';
+    if (std::isalnum(before) || before == '_') continue;
+    const std::size_t line_start = call == 0 ? 0 : text.rfind('\n', call - 1) + 1;
+    if (text.find('#', line_start) < call) continue;
+    return call;
+  }
+  return std::string::npos;
+}
+
 // Python: the keyword arguments of the last `GRPOConfig(` call whose values are literals
 // (numbers, True/False/None, quoted strings); the others are listed as not read.
 bool read_python(const std::string& text, const std::string& path, Args& out, Sink& s) {
-  const std::size_t call = text.rfind("GRPOConfig(");
+  const std::size_t call = last_grpo_config_call(text);
   if (call == std::string::npos) return false;
   int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + call, '\n'));
   std::size_t i = call + std::string_view("GRPOConfig(").size();
@@ -219,6 +237,7 @@ bool read_python(const std::string& text, const std::string& path, Args& out, Si
   };
   char quote = 0;
   bool first_char = true;
+  int arguments = 0;
   for (; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '\n') ++line;
@@ -254,6 +273,10 @@ bool read_python(const std::string& text, const std::string& path, Args& out, Si
       --depth;
     } else if (c == ',' && depth == 0) {
       finish();
+      if (++arguments > 1000) {  // GRPOConfig has about 200 fields
+        s.error(Origin{path, line, 1, "import"}, "GRPOConfig( has more than 1000 arguments");
+        return true;
+      }
       first_char = true;
       continue;
     }
@@ -311,6 +334,39 @@ struct Run {
 };
 
 // TrlParser passes a recipe's launcher settings (num_processes, accelerate_config, ...) on to
+// accelerate's `deepspeed_config_file` (a flag, or a key of its config's deepspeed_config): a
+// DeepSpeed JSON that replaces the accelerate config's ZeRO settings (accelerate's
+// DeepSpeedPlugin ignores zero_stage and the offload devices beside it). Its ZeRO stage and
+// offload devices become those keys; the rest of the file (batch sizes, precision: "auto",
+// filled from GRPOConfig by the Trainer) is not read.
+template <class ReadNamed>
+void deepspeed_config_file(Run& run, ReadNamed& read_named) {
+  const Arg* name = nullptr;
+  for (const char* k : {"deepspeed_config_file", "deepspeed_config.deepspeed_config_file"})
+    if (const auto it = run.launcher.find(k); it != run.launcher.end() && !name) name = &it->second;
+  if (!name || !name->has_value) return;
+  std::string resolved;
+  const auto text = read_named(name->value, name->at, resolved, "deepspeed_config_file");
+  if (!text) return;
+  const Value doc = parse_json(*text, resolved);
+  const Value* zero = doc.type == Value::Type::table ? field(doc, "zero_optimization") : nullptr;
+  if (!zero || zero->type != Value::Type::table) return;
+  auto take = [&](const Value* v, const char* key) {
+    if (!v) return;
+    if (v->type == Value::Type::integer)
+      run.launcher[key] = Arg{std::to_string(v->integer), true, v->origin, ""};
+    else if (v->type == Value::Type::string && v->string != "auto")
+      run.launcher[key] = Arg{v->string, true, v->origin, ""};
+  };
+  take(field(*zero, "stage"), "deepspeed_config.zero_stage");
+  for (const auto& [section, key] :
+       {std::pair{"offload_optimizer", "deepspeed_config.offload_optimizer_device"},
+        std::pair{"offload_param", "deepspeed_config.offload_param_device"}}) {
+    const Value* o = field(*zero, section);
+    if (o && o->type == Value::Type::table) take(field(*o, "device"), key);
+  }
+}
+
 // accelerate: they move from the script's settings to the launcher's, where none is set yet.
 void move_launcher_settings(Run& run) {
   for (auto k = run.config.begin(); k != run.config.end();)
@@ -381,6 +437,12 @@ bool read_shell(const std::string& text, Sink& s, const DefaultsReader& read_fil
   // the accelerate config under the launcher's flags, a Python script's GRPOConfig(...).
   auto read_named = [&](const std::string& rel, const Origin& at, std::string& resolved,
                         const char* what) -> std::optional<std::string> {
+    if (rel.find('$') != std::string::npos) {  // left unexpanded: the script does not set it
+      s.error(at, fmt::format("{}: {} names a shell variable the script does not set: give the "
+                              "file's path",
+                              what, in_quotes(rel)));
+      return std::nullopt;
+    }
     std::string why;
     const auto t = read_file(s.path(), rel, resolved, why);
     if (!t) s.error(at, fmt::format("{}: cannot read {}: {}", what, in_quotes(rel), why));
@@ -409,6 +471,7 @@ bool read_shell(const std::string& text, Sink& s, const DefaultsReader& read_fil
     }
     for (auto& [k, a] : file) run.launcher.emplace(k, a);
   }
+  deepspeed_config_file(run, read_named);
   if (!script_file.empty()) {
     std::string resolved, why;
     if (const auto t = read_file(s.path(), script_file, resolved, why)) {
@@ -556,7 +619,14 @@ class Apply {
   void read_known(const std::string& name, const Arg& a) {
     const Args one{{name, a}};
     if (name == "num_generations") {
-      if (const auto x = positive(one, name)) put("rl.samples_per_prompt", integer_value(*x, a.at));
+      if (const auto x = positive(one, name)) {
+        if (*x < 2)  // grpo_config.py __post_init__: the advantage needs a group
+          m_s.error(a.at, fmt::format("{}: GRPO needs at least 2 generations per prompt "
+                                      "(GRPOConfig refuses fewer)",
+                                      said(name, a)));
+        else
+          put("rl.samples_per_prompt", integer_value(*x, a.at));
+      }
     } else if (name == "per_device_train_batch_size") {
       if (const auto x = positive(one, name)) {
         put("training.micro_batch", integer_value(*x, a.at));
@@ -769,7 +839,7 @@ class Apply {
   // The training layout and the cluster from accelerate (its config and flags) or torchrun.
   void launcher() {
     const Args& l = m_run.launcher;
-    for (const char* k : {"config_file", "accelerate_config"}) get(l, k);
+    for (const char* k : {"config_file", "accelerate_config", "deepspeed_config_file"}) get(l, k);
     std::string type;
     if (const Arg* a = get(l, "distributed_type")) type = a->value;
     if (get(l, "use_deepspeed") && flag(l, "use_deepspeed").value_or(false)) type = "DEEPSPEED";

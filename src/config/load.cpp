@@ -46,10 +46,63 @@ Source source_of(const Origin& o) {
 // many characters (the importers bound their lists).
 constexpr std::size_t k_long_text = 16384;
 
+bool mentions(const std::string& message, const std::string& word);
+
+// The plan keys a message names ("rl.placement = \"split\" needs rl.rollout_gpus" names
+// rl.placement and rl.rollout_gpus).
+std::vector<std::string> plan_keys_in(const std::string& message) {
+  std::vector<std::string> out;
+  const auto word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  };
+  for (std::size_t i = 0; i < message.size();) {
+    if (!word(message[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < message.size() && word(message[j])) ++j;
+    std::string w = message.substr(i, j - i);
+    while (!w.empty() && w.back() == '.') w.pop_back();  // the end of a sentence
+    const auto dot = w.find('.');
+    if (dot != std::string::npos && find_key(std::string_view(w).substr(0, dot),
+                                             std::string_view(w).substr(dot + 1)) != nullptr)
+      out.push_back(w);
+    i = j;
+  }
+  return out;
+}
+
+// An error about a key that an import said it could not give ("rl.prompts: give the prompts
+// per step" after a TRL command without its process count) gets the import's reason: the
+// warnings that say it are not printed when the plan fails.
+void add_import_reasons(std::vector<Diagnostic>& errors, const std::vector<std::string>& warnings) {
+  for (Diagnostic& d : errors) {
+    std::vector<std::string> added;
+    for (const std::string& key : plan_keys_in(d.message))
+      for (const std::string& w : warnings) {
+        const auto list = w.find(": ignored (");
+        const auto items = list == std::string::npos ? list : w.find("): ", list);
+        if (items == std::string::npos) continue;
+        for (std::size_t at = items + 3; at < w.size();) {
+          std::size_t end = w.find("; ", at);
+          if (end == std::string::npos) end = w.size();
+          std::string item = w.substr(at, end - at);
+          if (mentions(item, key) && std::find(added.begin(), added.end(), item) == added.end()) {
+            d.message += fmt::format("; {}: {}", w.substr(0, list), item);
+            added.push_back(std::move(item));
+          }
+          at = end + 2;
+        }
+      }
+  }
+}
+
 LoadedPlan finish(Resolution& r, const std::string& source) {
   std::vector<Diagnostic> errors;
   LoadedPlan out;
   build_input(r, out.input, errors);
+  add_import_reasons(errors, r.warnings);
   throw_if(errors);
   // Where foreign text enters the reports: the plan's name (a file name from a pull request),
   // the names a plan or config.json gives, the values as written, the origins and the
@@ -154,6 +207,7 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
         if (!follows) errors.push_back(d);
       }
     }
+    add_import_reasons(errors, r.warnings);
     throw_if(errors);
   }
   LoadedPlan out = finish(r, name);

@@ -74,7 +74,7 @@ TEST_CASE("a snapshot's config.json linked out of the plan's folder is not read"
   write(plans / "plan.toml", std::string("[model]\nhf_config = \"snap\"\n") + k_plan_rest);
   const auto r = run_cli({"check", (plans / "plan.toml").string()});
   CHECK(r.code == 2);
-  CHECK(r.err.find("symbolic link out of its folder") != std::string::npos);
+  CHECK(r.err.find("out of its folder, by a symbolic link") != std::string::npos);
   CHECK(r.err.find(k_secret) == std::string::npos);
   CHECK(r.out.find(k_secret) == std::string::npos);
 
@@ -116,7 +116,7 @@ TEST_CASE("the plan file itself, linked out of its folder, is not read", "[hosti
   fs::create_symlink(root / "outside" / "secret.toml", root / "plans" / "p.toml");
   const auto r = run_cli({"check", (root / "plans" / "p.toml").string()});
   CHECK(r.code == 2);
-  CHECK(r.err.find("symbolic link out of its folder") != std::string::npos);
+  CHECK(r.err.find("out of its folder, by a symbolic link") != std::string::npos);
   CHECK(r.err.find(k_secret) == std::string::npos);
   // A link inside the folder is an ordinary plan.
   write(root / "plans" / "real.toml",
@@ -125,6 +125,42 @@ TEST_CASE("the plan file itself, linked out of its folder, is not read", "[hosti
   const auto ok = run_cli({"check", (root / "plans" / "alias.toml").string()});
   INFO(ok.err);
   CHECK(ok.code == 0);
+  fs::remove_all(root);
+}
+
+TEST_CASE("a name out of the plan's folder is refused alike whether or not the file exists",
+          "[hostile][files]") {
+  // A pull request must not learn which files exist on the CI machine from the errors.
+  const fs::path root = fresh_dir("probe");
+  write(root / "outside" / "exists.json", "{}");
+  fs::create_directories(root / "outside" / "dir");
+  fs::create_directories(root / "plans");
+  const auto error_for = [&](const std::string& name) {
+    write(root / "plans" / "p.toml", "[import]\ndeepspeed = \"" + name +
+                                         "\"\n[model]\npreset = \"llama-3.1-8b\"\n" +
+                                         std::string(k_plan_rest));
+    const auto r = run_cli({"check", (root / "plans" / "p.toml").string()});
+    CHECK(r.code == 2);
+    std::string e = r.err;
+    const auto at = e.find(name);
+    REQUIRE(at != std::string::npos);
+    return e.replace(at, name.size(), "NAME");
+  };
+  const std::string exists = error_for("../outside/exists.json");
+  CHECK(exists.find("outside the plan's folder") != std::string::npos);
+  CHECK(error_for("../outside/missing.json") == exists);
+  CHECK(error_for("../outside/dir") == exists);
+  CHECK(error_for("../outside/dir/missing.json") == exists);
+  CHECK(error_for("/etc/passwd") == exists);
+  CHECK(error_for("/no/such/folder/x.json") == exists);
+  // Symbolic links in the folder that lead out of it, to a file or to nothing, alike.
+  fs::create_symlink("../outside/exists.json", root / "plans" / "to-file.json");
+  fs::create_symlink("../outside/missing.json", root / "plans" / "to-nothing.json");
+  const std::string by_link = error_for("to-file.json");
+  CHECK(by_link.find("outside the plan's folder") != std::string::npos);
+  CHECK(error_for("to-nothing.json") == by_link);
+  // Inside the folder, the specific reasons stay.
+  CHECK(error_for("missing.json").find("no such file") != std::string::npos);
   fs::remove_all(root);
 }
 

@@ -103,6 +103,38 @@ TEST_CASE("imports: hostile NeMo-RL YAML is refused, bounded and located",
       CHECK(e.find("nested deeper than 64 levels") != std::string::npos);
     }
   }
+  SECTION("sequences opened on one line count as levels") {
+    const std::string dashes = "a:\n" + std::string("  ") + [] {
+      std::string d;
+      for (int i = 0; i < 600; ++i) d += "- ";
+      return d;
+    }() + "x\n";
+    const std::string e = test::load_file_errors(
+        test::scratch_folder("tl-nemo-dash", {{"plan.toml", k_plan}, {"run.yaml", dashes}}));
+    CHECK(e.find("run.yaml:2") != std::string::npos);
+    CHECK(e.find("nested deeper than 64 levels") != std::string::npos);
+  }
+  SECTION("bounded in size and in items before yaml-cpp builds a node") {
+    const std::string big = "a: \"" + std::string(300 << 10, 'x') + "\"\n";
+    const std::string e = test::load_file_errors(
+        test::scratch_folder("tl-nemo-big", {{"plan.toml", k_plan}, {"run.yaml", big}}));
+    CHECK(e.find("run.yaml:1") != std::string::npos);
+    CHECK(e.find("larger than 256 KiB") != std::string::npos);
+    std::string items = "a:\n";
+    for (int i = 0; i < 25000; ++i) items += "- 1\n";
+    const std::string many = test::load_file_errors(
+        test::scratch_folder("tl-nemo-items", {{"plan.toml", k_plan}, {"run.yaml", items}}));
+    CHECK(many.find("run.yaml:20001") != std::string::npos);
+    CHECK(many.find("more than 20000 lines and list items") != std::string::npos);
+    const std::string flow = "a: [" + [] {
+      std::string f;
+      for (int i = 0; i < 25000; ++i) f += "1,";
+      return f;
+    }() + "1]\n";
+    CHECK(test::load_file_errors(
+              test::scratch_folder("tl-nemo-flow", {{"plan.toml", k_plan}, {"run.yaml", flow}}))
+              .find("more than 20000 lines and list items") != std::string::npos);
+  }
   SECTION("a NUL byte") {
     const std::string e = test::load_file_errors(test::scratch_folder(
         "tl-nemo-nul",

@@ -159,6 +159,45 @@ TEST_CASE("imports: TRL's precision, and the launcher's flags against the script
   CHECK(test::warned(p, "num_processes"));
 }
 
+TEST_CASE("imports: accelerate's deepspeed_config_file gives the ZeRO stage and offload",
+          "[imports][rl]") {
+  // The JSON replaces the accelerate config's ZeRO settings; its "auto" values are the
+  // Trainer's to fill and are not read.
+  const char* ds =
+      "{\"train_micro_batch_size_per_gpu\": \"auto\", \"zero_optimization\": {\"stage\": 3,\n"
+      " \"offload_optimizer\": {\"device\": \"cpu\"}}}\n";
+  const auto p = load_folder(
+      "tl-trl-dsfile",
+      {{"plan.toml", k_plan},
+       {"acc.yaml",
+        "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
+        "  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n"},
+       {"ds.json", ds},
+       {"run.sh", "accelerate launch --config_file acc.yaml grpo.py --num_generations 8\n"}});
+  CHECK(p.input.parallel.zero == 3);
+  CHECK(p.input.parallel.offload == Offload::optimizer);
+  CHECK(test::origin_of(p, "parallel.zero").find("ds.json") != std::string::npos);
+  // The launcher's flag alike.
+  const auto f = load_folder(
+      "tl-trl-dsfile-flag",
+      {{"plan.toml", k_plan},
+       {"ds.json", ds},
+       {"run.sh",
+        "accelerate launch --use_deepspeed --num_processes 8 --deepspeed_config_file ds.json "
+        "grpo.py --num_generations 8\n"}});
+  CHECK(f.input.parallel.zero == 3);
+  CHECK_FALSE(test::warned(f, "deepspeed_config_file"));
+  // A file that is not there is an error at the flag, not a silent ZeRO-2.
+  const std::string e = test::load_file_errors(test::scratch_folder(
+      "tl-trl-dsfile-missing",
+      {{"plan.toml", k_plan},
+       {"run.sh",
+        "accelerate launch --use_deepspeed --num_processes 8 --deepspeed_config_file gone.json "
+        "grpo.py --num_generations 8\n"}}));
+  CHECK(e.find("run.sh:1") != std::string::npos);
+  CHECK(e.find("deepspeed_config_file: cannot read") != std::string::npos);
+}
+
 TEST_CASE("imports: TRL settings that cannot be are refused at their line", "[imports][rl]") {
   // A generation batch of partial prompt groups, as GRPOConfig refuses it.
   std::string e = test::load_file_errors(
@@ -194,6 +233,11 @@ TEST_CASE("imports: TRL settings that cannot be are refused at their line", "[im
       "tl-trl-bad",
       {{"plan.toml", k_plan}, {"run.sh", "trl grpo --config ../../etc/passwd.yaml\n"}}));
   CHECK(e.find("--config: cannot read") != std::string::npos);
+  // A file named by a variable the script does not set.
+  e = test::load_file_errors(test::scratch_folder(
+      "tl-trl-bad", {{"plan.toml", k_plan}, {"run.sh", "trl grpo --config $CFG\n"}}));
+  CHECK(e.find("--config: \"$CFG\" names a shell variable the script does not set") !=
+        std::string::npos);
   // No GRPO command at all.
   e = test::load_file_errors(
       test::scratch_folder("tl-trl-bad", {{"plan.toml", k_plan}, {"run.sh", "echo hello\n"}}));
@@ -205,4 +249,44 @@ TEST_CASE("imports: TRL settings that cannot be are refused at their line", "[im
        {"t.py", "GRPOConfig(num_generations=4,\n"}}));
   CHECK(e.find("t.py:2") != std::string::npos);
   CHECK(e.find("not closed") != std::string::npos);
+  // What the import could not give is said with the error it leads to (its warnings are not
+  // printed when the plan fails).
+  e = test::load_file_errors(test::scratch_folder(
+      "tl-trl-bad", {{"plan.toml", k_plan}, {"run.sh", "trl grpo --num_generations 8\n"}}));
+  CHECK(e.find("rl.prompts: give the prompts per step") != std::string::npos);
+  CHECK(e.find("run.sh: the training processes (not in the files") != std::string::npos);
+  // One generation per prompt has no group to take an advantage over.
+  e = test::load_file_errors(test::scratch_folder(
+      "tl-trl-bad", {{"plan.toml", k_plan},
+                     {"run.sh", "trl grpo --num_processes 8 \\\n  --num_generations 1\n"}}));
+  CHECK(e.find("run.sh:2") != std::string::npos);
+  CHECK(e.find("at least 2 generations per prompt") != std::string::npos);
+  // A call with thousands of arguments is refused, not walked.
+  std::string many = "GRPOConfig(";
+  for (int i = 0; i < 1500; ++i) many += "x=1,";
+  many += ")\n";
+  e = test::load_file_errors(test::scratch_folder(
+      "tl-trl-bad",
+      {{"plan.toml", "[import]\ntrl = \"t.py\"\n[model]\npreset = \"llama-3.1-8b\"\n"},
+       {"t.py", many}}));
+  CHECK(e.find("more than 1000 arguments") != std::string::npos);
+}
+
+TEST_CASE("imports: the GRPOConfig( call read is TRL's, not a look-alike or a comment",
+          "[imports][rl]") {
+  // The last call by its whole name and outside comments: `MyGRPOConfig(` and a commented-out
+  // call after the real one do not replace it; `trl.GRPOConfig(` is the real one.
+  const auto py = load_folder(
+      "tl-trl-py-names",
+      {{"plan.toml",
+        "[import]\ntrl = \"train.py\"\n[model]\npreset = \"llama-3.1-8b\"\n[cluster]\ngpu = "
+        "\"h100-sxm5-80gb\"\n[rl]\nprompts = 64\n"},
+       {"train.py",
+        "import trl\n"
+        "args = trl.GRPOConfig(num_generations=8, max_completion_length=512)\n"
+        "other = MyGRPOConfig(num_generations=4)\n"
+        "# args = GRPOConfig(num_generations=2)\n"}});
+  CHECK(py.input.rl.samples == 8);
+  CHECK(py.input.rl.response_length == 512);
+  CHECK(test::origin_of(py, "rl.samples_per_prompt").find("train.py:2") != std::string::npos);
 }
