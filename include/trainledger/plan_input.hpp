@@ -195,8 +195,10 @@ struct ClusterSpec {
   // without Python op dispatch (the autograd engine's backward nodes, compiled graphs).
   double op_overhead = 20e-6;
   double launch_overhead = 5e-6;
-  double host_memory = 0;            // bytes per node; 0: not given
-  double pcie_bandwidth = 0;         // bytes/s between a GPU and host memory, each direction
+  double host_memory = 0;     // bytes per node; 0: not given
+  double pcie_bandwidth = 0;  // bytes/s between a GPU and host memory, each direction
+  // bytes/s of a copy between a GPU and pageable host memory (tensor.to("cpu") and back)
+  double pageable_bandwidth = 1.9e9;
   double host_memory_bandwidth = 0;  // bytes/s of a node's DRAM, achievable
   double host_process_memory = 0;    // bytes of host memory per rank for the runtime
   int world_size() const { return nodes * gpus_per_node; }
@@ -218,6 +220,10 @@ enum class RlAlgorithm { grpo, ppo, dapo, rloo, dpo };
 enum class RlPlacement { colocated, split };
 enum class RlEngine { vllm, sglang };
 enum class RlSleep { offload, discard, none };
+// How the trainer's offloaded state is copied: all through pageable memory (tensor.to("cpu")),
+// the weights through pinned buffers and the optimizer state through pageable memory, or all
+// through pinned buffers.
+enum class RlOffloadCopy { pageable, pinned_weights, pinned };
 // Where the frozen models' weights (reference, reward model) live between their passes.
 enum class RlFrozen { resident, offload, swap };
 
@@ -250,6 +256,8 @@ struct RlSpec {
   double generation_rounds = 1;  // generation batches per step (DAPO's dynamic sampling)
   bool offload_params = false;
   bool offload_optimizer = false;
+  RlOffloadCopy offload_copy = RlOffloadCopy::pageable;
+  bool old_log_probs = true;  // the actor's old log-prob pass runs (else the engine's stand in)
   bool reference = true;
   bool reward_model = false;
   RlFrozen frozen_weights = RlFrozen::resident;
@@ -309,6 +317,7 @@ std::string_view to_string(RlAlgorithm a);
 std::string_view to_string(RlPlacement p);
 std::string_view to_string(RlEngine e);
 std::string_view to_string(RlSleep s);
+std::string_view to_string(RlOffloadCopy c);
 std::string_view to_string(RlFrozen f);
 
 // Every value of each enum, for reverse lookups (overloads picked by a dummy argument).
@@ -375,6 +384,9 @@ constexpr std::array<RlEngine, 2> all_values(RlEngine) {
 }
 constexpr std::array<RlSleep, 3> all_values(RlSleep) {
   return {RlSleep::offload, RlSleep::discard, RlSleep::none};
+}
+constexpr std::array<RlOffloadCopy, 3> all_values(RlOffloadCopy) {
+  return {RlOffloadCopy::pageable, RlOffloadCopy::pinned_weights, RlOffloadCopy::pinned};
 }
 constexpr std::array<RlFrozen, 3> all_values(RlFrozen) {
   return {RlFrozen::resident, RlFrozen::offload, RlFrozen::swap};

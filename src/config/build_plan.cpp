@@ -359,6 +359,7 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.launch_overhead = in.number("cluster.launch_overhead");
   c.host_memory = in.number("cluster.host_memory", 0);
   c.pcie_bandwidth = in.number("cluster.pcie_bandwidth");
+  c.pageable_bandwidth = in.number("cluster.pageable_bandwidth");
   c.host_memory_bandwidth = in.number("cluster.host_memory_bandwidth");
   c.host_process_memory = in.number("cluster.host_process_memory");
   return c;
@@ -448,6 +449,8 @@ RlSpec build_rl(const Resolution& r, const Reader& in) {
   s.decode_efficiency = in.number("rl.decode_efficiency", in.number("cluster.memory_efficiency"));
   s.offload_params = in.boolean("rl.offload_params");
   s.offload_optimizer = in.boolean("rl.offload_optimizer");
+  s.offload_copy = from_string(in.text("rl.offload_copy"), RlOffloadCopy::pageable);
+  s.old_log_probs = in.boolean("rl.old_log_probs");
   s.reference =
       given(r, "rl.reference") ? in.boolean("rl.reference") : s.algorithm != RlAlgorithm::dapo;
   s.reward_model = in.boolean("rl.reward_model");

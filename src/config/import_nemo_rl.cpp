@@ -272,8 +272,13 @@ void import_nemo_rl(const std::string& text, Sink& s, const DefaultsReader& read
     const Origin o = origin("policy.generation.colocated.enabled");
     s.put("rl.placement", string_value(*b ? "colocated" : "split", o));
     if (*b) {
+      // vllm_worker.py sleep(): llm.sleep(level=1), the weights to pinned host memory.
+      s.put("rl.sleep", string_value("offload", o));
       s.put("rl.offload_params", boolean_value(true, o));     // offload_after_refit
       s.put("rl.offload_optimizer", boolean_value(true, o));  // offload_before_refit
+      // megatron_policy_worker.py: move_optimizer copies each state tensor with .to("cpu")
+      // (pageable), move_model the weights through pinned buffers.
+      if (megatron) s.put("rl.offload_copy", string_value("pinned_weights", o));
     } else {
       const auto per_node =
           parse_int(value("policy.generation.colocated.resources.gpus_per_node").value_or(""));

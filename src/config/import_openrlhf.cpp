@@ -260,6 +260,8 @@ void import_openrlhf(const std::string& text, Sink& s) {
       const bool b = bool_flag();
       s.put("rl.offload_params", boolean_value(b, o));
       s.put("rl.offload_optimizer", boolean_value(b, o));
+      // openrlhf/utils/deepspeed: offload_deepspeed_states(pin_memory=True).
+      if (b) s.put("rl.offload_copy", string_value("pinned", o));
     } else if (name == "enforce_eager") {
       s.put("rl.cuda_graphs", boolean_value(!bool_flag(), o));
     } else if (name == "adam_offload") {

@@ -524,6 +524,7 @@ class Apply {
     for (const auto& [name, a] : c) read_config(name, a);
     m_procs = processes();
     batch(dflt);
+    old_log_probs(dflt);
     placement(dflt);
     launcher();
     for (const auto& [name, a] : m_run.launcher)
@@ -593,6 +594,7 @@ class Apply {
                                          "vllm_gpu_memory_utilization",
                                          "vllm_tensor_parallel_size",
                                          "vllm_enable_sleep_mode",
+                                         "vllm_importance_sampling_correction",
                                          "max_completion_length",
                                          "max_prompt_length",
                                          "num_iterations",
@@ -633,6 +635,8 @@ class Apply {
         // _generate_and_score_completions: the log-prob passes run in chunks of this size.
         put("rl.log_prob_micro_batch", integer_value(*x, a.at));
       }
+    } else if (name == "vllm_importance_sampling_correction") {
+      m_correction = flag(one, name).value_or(true);
     } else if (name == "max_completion_length") {
       if (const auto x = positive(one, name)) put("rl.response_length", integer_value(*x, a.at));
     } else if (name == "max_prompt_length") {
@@ -734,6 +738,21 @@ class Apply {
                                n));
     }
     if (steps) m_steps = *steps;
+  }
+
+  // grpo_trainer.py _generate_and_score_completions (f2cd5771): the old log-probs are computed
+  // only when gradient_accumulation_steps is not a multiple of steps_per_generation ×
+  // num_iterations (the samples then span two policies), or for vLLM's importance-sampling
+  // correction (vllm_importance_sampling_correction, on by default); else the pass is skipped.
+  void old_log_probs(const Origin& dflt) {
+    const Args& c = m_run.config;
+    if (!m_steps) return;  // steps_per_generation unknown: the pass stays (the safer plan)
+    const std::int64_t accum = positive(c, "gradient_accumulation_steps").value_or(1);
+    const std::int64_t every = *m_steps * checked("num_iterations", 1);
+    const bool vllm = get(c, "use_vllm") && flag(c, "use_vllm").value_or(false);
+    if (accum % every != 0 || (vllm && m_correction)) return;
+    const Arg* at = get(c, "gradient_accumulation_steps");
+    put("rl.old_log_probs", boolean_value(false, at ? at->at : dflt));
   }
 
   // Training processes (and where that is said): the launcher's, else none.
@@ -923,6 +942,7 @@ class Apply {
   const Run& m_run;
   Sink& m_s;
   std::optional<std::int64_t> m_steps;
+  bool m_correction = true;  // vllm_importance_sampling_correction
   std::optional<std::pair<std::int64_t, Origin>> m_procs;
   std::set<std::string> m_used_launcher;
 };

@@ -37,6 +37,8 @@ const Override k_overrides[] = {
     {"actor_rollout_ref.rollout.max_num_seqs", "rl.max_num_seqs", Kind::integer},
     {"actor_rollout_ref.rollout.max_num_batched_tokens", "rl.max_batched_tokens", Kind::integer},
     {"actor_rollout_ref.rollout.enforce_eager", "rl.cuda_graphs", Kind::not_flag},
+    {"actor_rollout_ref.actor.use_rollout_log_probs", "rl.old_log_probs", Kind::not_flag},
+    {"async_training.use_rollout_log_probs", "rl.old_log_probs", Kind::not_flag},
     {"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu", "rl.log_prob_micro_batch",
      Kind::integer},
     {"actor_rollout_ref.rollout.name", "", Kind::custom},

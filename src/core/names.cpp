@@ -226,6 +226,18 @@ std::string_view to_string(RlSleep s) {
   return "offload";
 }
 
+std::string_view to_string(RlOffloadCopy c) {
+  switch (c) {
+    case RlOffloadCopy::pageable:
+      return "pageable";
+    case RlOffloadCopy::pinned_weights:
+      return "pinned_weights";
+    case RlOffloadCopy::pinned:
+      return "pinned";
+  }
+  return "pageable";
+}
+
 std::string_view to_string(RlFrozen f) {
   switch (f) {
     case RlFrozen::resident:

@@ -348,7 +348,8 @@ RlResult compute_rl(const PlanInput& in, const PlanResult& plan, const PlanResul
     close_phase(ph, capacity);
     r.phases.push_back(std::move(ph));
   };
-  if (rl.rollout()) forward_phase("log-probs", false, rl.log_prob_entropy ? 6 : 2);
+  if (rl.rollout() && rl.old_log_probs)
+    forward_phase("log-probs", false, rl.log_prob_entropy ? 6 : 2);
   if (rl.reference) forward_phase("reference", true, 2);
   if (rl.reward_model) forward_phase("reward", true, 0);
   if (rl.critic()) forward_phase("values", true, 0);

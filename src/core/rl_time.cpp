@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -40,8 +41,11 @@ constexpr const char* k_src_sync_time =
     "full_tensor per parameter); split: the weights broadcast from the trainer to the engines "
     "over the network (verl recipe/one_step_off_policy, NeMo-RL: NCCL broadcast)";
 constexpr const char* k_src_sleep_time =
-    "host transfers over PCIe each step: the sleeping engine's weights out and back (sleep "
-    "level 1), and the trainer state rl.offload_params / rl.offload_optimizer move";
+    "host transfers each step, out and back: the sleeping engine's weights through pinned "
+    "memory (vLLM sleep level 1), and the trainer state rl.offload_params / "
+    "rl.offload_optimizer move, through pinned buffers at cluster.pcie_bandwidth or through "
+    "pageable memory at cluster.pageable_bandwidth (rl.offload_copy: tensor.to(\"cpu\") per "
+    "tensor, blocking; verl fsdp_utils offload_fsdp_optimizer, NeMo-RL move_optimizer)";
 constexpr const char* k_src_step =
     "on-policy: the phases one after another; split off-policy: generation of the next step "
     "overlaps the training of this one, so the step is the longer of the two plus the sync";
@@ -195,7 +199,8 @@ void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
                    T("samples", r.samples, "sequences");
     return time_item(id, std::move(label), e, k_src_forward_time);
   };
-  if (rl.rollout()) train_side_s += forward_time(ItemId::rl_time_log_probs, "actor log-probs");
+  if (rl.rollout() && rl.old_log_probs)
+    train_side_s += forward_time(ItemId::rl_time_log_probs, "actor log-probs");
   if (rl.reference) train_side_s += forward_time(ItemId::rl_time_reference, "reference log-probs");
   if (rl.reward_model) train_side_s += forward_time(ItemId::rl_time_reward, "reward model");
   if (rl.critic()) train_side_s += forward_time(ItemId::rl_time_values, "critic values");
@@ -218,15 +223,26 @@ void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
               T("link", link,
                 split || !one_node ? "B/s per GPU across nodes" : "B/s per GPU in a node"),
           k_src_sync_time);
-    if (engine_here && c.pcie_bandwidth > 0) {
-      double moved = rl.sleep == RlSleep::offload ? engine_weights_b : 0.0;
-      if (rl.offload_params) moved += tr.params + tr.grads;
-      if (rl.offload_optimizer) moved += tr.optimizer;
-      if (moved > 0)
-        other_s = time_item(
-            ItemId::rl_time_sleep_wake, "sleep and wake (host transfers)",
-            Expr::constant(2) * T("moved", moved, "B per GPU") / T("pcie", c.pcie_bandwidth, "B/s"),
-            k_src_sleep_time);
+    if (engine_here && c.pcie_bandwidth > 0 && c.pageable_bandwidth > 0) {
+      // The engine's weights go through pinned memory (vLLM's CuMemAllocator); the trainer's
+      // state as rl.offload_copy says.
+      double pinned = rl.sleep == RlSleep::offload ? engine_weights_b : 0.0;
+      double pageable = 0;
+      if (rl.offload_params)
+        (rl.offload_copy == RlOffloadCopy::pageable ? pageable : pinned) += tr.params + tr.grads;
+      if (rl.offload_optimizer)
+        (rl.offload_copy == RlOffloadCopy::pinned ? pinned : pageable) += tr.optimizer;
+      std::optional<Expr> e;
+      const auto add = [&](Expr x) { e = e ? *e + x : std::move(x); };
+      if (pinned > 0)
+        add(T("pinned", pinned, "B per GPU through pinned memory") /
+            T("pcie", c.pcie_bandwidth, "B/s (cluster.pcie_bandwidth)"));
+      if (pageable > 0)
+        add(T("pageable", pageable, "B per GPU through pageable memory") /
+            T("pageable_rate", c.pageable_bandwidth, "B/s (cluster.pageable_bandwidth)"));
+      if (e)
+        other_s = time_item(ItemId::rl_time_sleep_wake, "sleep and wake (host transfers)",
+                            Expr::constant(2) * *e, k_src_sleep_time);
     }
   }
   double step = 0;

@@ -246,6 +246,7 @@ json cluster_json(const ClusterSpec& c) {
   j["fused_attention_efficiency"] = c.fused_attention_efficiency;
   j["host_memory"] = c.host_memory > 0 ? number(c.host_memory, Unit::bytes) : json(nullptr);
   j["pcie_bandwidth"] = c.pcie_bandwidth;
+  j["pageable_bandwidth"] = c.pageable_bandwidth;
   j["host_memory_bandwidth"] = c.host_memory_bandwidth;
   j["host_process_memory"] = number(c.host_process_memory, Unit::bytes);
   return j;
@@ -284,6 +285,8 @@ json rl_json(const RlSpec& r) {
           {"sleep", std::string(to_string(r.sleep))},
           {"offload_params", r.offload_params},
           {"offload_optimizer", r.offload_optimizer},
+          {"offload_copy", std::string(to_string(r.offload_copy))},
+          {"old_log_probs", r.old_log_probs},
           {"reference", r.reference},
           {"reward_model", r.reward_model},
           {"frozen_weights", to_string(r.frozen_weights)},

@@ -36,6 +36,7 @@ TEST_CASE("imports: NeMo-RL's recipe and its defaults give the reference plan of
   CHECK(rl.samples == 32);
   CHECK(rl.mini_batch_prompts == 16);  // train_global_batch_size 512 / 32
   CHECK(rl.frozen_weights == RlFrozen::swap);
+  CHECK(rl.offload_copy == RlOffloadCopy::pinned_weights);  // Megatron: move_optimizer pageable
   CHECK(imported.input.training.framework == Framework::megatron);
   CHECK(imported.input.parallel.pp == 2);
   // The recipe's own keys point at the recipe, the inherited ones at grpo_math_1B.yaml, the

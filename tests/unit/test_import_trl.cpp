@@ -290,3 +290,26 @@ TEST_CASE("imports: the GRPOConfig( call read is TRL's, not a look-alike or a co
   CHECK(py.input.rl.response_length == 512);
   CHECK(test::origin_of(py, "rl.samples_per_prompt").find("train.py:2") != std::string::npos);
 }
+
+TEST_CASE("imports: TRL's old log-prob pass runs only when GRPOTrainer computes it",
+          "[imports][rl]") {
+  // grpo_trainer.py: skipped when gradient_accumulation_steps is a multiple of
+  // steps_per_generation × num_iterations, unless vLLM's importance-sampling correction needs
+  // it (on by default).
+  const auto old_log_probs = [](const std::string& recipe) {
+    const auto p = load_folder(
+        "tl-trl-oldlp",
+        {{"plan.toml",
+          "[import]\ntrl = \"recipe.yaml\"\n[model]\npreset = \"llama-3.1-8b\"\n"
+          "[cluster]\ngpu = \"h100-sxm5-80gb\"\n"},
+         {"recipe.yaml",
+          "num_processes: 8\nper_device_train_batch_size: 2\nnum_generations: 8\n" + recipe}});
+    return p.input.rl.old_log_probs;
+  };
+  CHECK(old_log_probs("use_vllm: true\n"));         // the correction needs it
+  CHECK_FALSE(old_log_probs("use_vllm: false\n"));  // GA 1 = steps_per_generation 1
+  CHECK_FALSE(old_log_probs("use_vllm: true\nvllm_importance_sampling_correction: false\n"));
+  CHECK(old_log_probs("gradient_accumulation_steps: 2\nsteps_per_generation: 4\n"));  // 2 % 4
+  CHECK(old_log_probs("num_iterations: 2\n"));  // 1 % (1 × 2)
+  CHECK_FALSE(old_log_probs("gradient_accumulation_steps: 4\nsteps_per_generation: 2\n"));
+}

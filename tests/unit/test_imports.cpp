@@ -387,6 +387,26 @@ TEST_CASE("imports: a bad verl override is located", "[imports][rl][errors]") {
   }
 }
 
+TEST_CASE("imports: verl's use_rollout_log_probs skips the old log-prob pass", "[imports][rl]") {
+  // The actor's flag and the fully-async recipe's (async_training.use_rollout_log_probs).
+  for (const char* flag : {"actor_rollout_ref.actor.use_rollout_log_probs=True",
+                           "+async_training.use_rollout_log_probs=True"}) {
+    const auto p = config::load_plan_file(
+        test::scratch_folder(
+            "tl-verl-rollout-lp",
+            {{"plan.toml",
+              "[import]\nverl = \"run.sh\"\n[model]\npreset = "
+              "\"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n"},
+             {"run.sh", std::string("python3 -m verl.trainer.main_ppo data.train_batch_size=64 "
+                                    "actor_rollout_ref.actor.ppo_mini_batch_size=16 ") +
+                            flag + "\n"}}),
+        {});
+    INFO(flag);
+    CHECK_FALSE(p.input.rl.old_log_probs);
+    CHECK(test::origin_of(p, "rl.old_log_probs").find("run.sh:1") != std::string::npos);
+  }
+}
+
 TEST_CASE("imports: a verl override's hostile name is shown escaped", "[imports][rl][errors]") {
   const auto dir = std::filesystem::temp_directory_path() / "tl-verl-hostile";
   std::filesystem::create_directories(dir);
@@ -424,6 +444,7 @@ TEST_CASE("imports: OpenRLHF's GRPO launch script gives the hand-written RL plan
   CHECK(imported.input.rl.prompts == 128);
   CHECK(imported.input.rl.mini_batch_prompts == 16);
   CHECK(imported.input.rl.sleep == RlSleep::offload);
+  CHECK(imported.input.rl.offload_copy == RlOffloadCopy::pinned);  // offload_states, pinned
   CHECK(imported.input.rl.reward_model);
   // Each value points at its flag's line; OpenRLHF's defaults point at the file.
   CHECK(test::origin_of(imported, "rl.rollout_tp").find("openrlhf-grpo-llama3-8b.sh:11") !=

@@ -323,6 +323,21 @@ TEST_CASE("weight sync holds a bucket on each side and the largest tensor gather
         Approx(per_seq * (128256.0 * 2 + 16.0 * 4096)));
 }
 
+TEST_CASE("the engine's log-probs can stand in for the old log-prob pass", "[rl]") {
+  // verl use_rollout_log_probs: no old log-prob phase in memory or in time; the reference
+  // pass stays, and the step is shorter by exactly the pass.
+  const auto with = plan_text(k_small);
+  const auto without = plan_text(k_small, {"rl.old_log_probs=false"});
+  REQUIRE(phase(with, "log-probs") != nullptr);
+  CHECK(phase(without, "log-probs") == nullptr);
+  CHECK(phase(without, "reference") != nullptr);
+  const double pass = rl_item(with.rl.time, trainledger::ItemId::rl_time_log_probs);
+  REQUIRE(pass > 0);
+  CHECK(rl_item(without.rl.time, trainledger::ItemId::rl_time_log_probs) < 0);
+  CHECK(rl_item(without.rl.time, trainledger::ItemId::rl_time_step) ==
+        Approx(rl_item(with.rl.time, trainledger::ItemId::rl_time_step) - pass));
+}
+
 TEST_CASE("log-prob passes without the entropy, and with the response's logits only", "[rl]") {
   // TRL (grpo_trainer.py _get_per_token_logps_and_entropies): compute_entropy=False outside
   // the loss, and logits_to_keep = the completion's length: 2 B per logit of the response's

@@ -112,3 +112,43 @@ TEST_CASE("DAPO's dynamic sampling repeats generation, not training or memory", 
   // Fewer than one round is refused with the key.
   CHECK_FALSE(test::load_errors(plan, {"rl.generation_rounds=0.5"}).empty());
 }
+
+TEST_CASE("the trainer's offload is timed at the rate of the memory it is copied through", "[rl]") {
+  // The same colocated plan, its trainer state offloaded each step, copied through pageable
+  // memory (tensor.to("cpu"): verl), the weights pinned and the optimizer pageable (NeMo-RL's
+  // Megatron worker), or all pinned (OpenRLHF's DeepSpeed offload_states).
+  const std::string base = engine_plan(8, 8, 4) +
+                           "sleep = \"discard\"\noffload_params = true\n"
+                           "offload_optimizer = true\n";
+  const PlanResult pageable = plan_text(base + "offload_copy = \"pageable\"\n");
+  const PlanResult weights = plan_text(base + "offload_copy = \"pinned_weights\"\n");
+  const PlanResult pinned = plan_text(base + "offload_copy = \"pinned\"\n");
+  const LineItem& a = item(pageable, ItemId::rl_time_sleep_wake);
+  const LineItem& b = item(weights, ItemId::rl_time_sleep_wake);
+  const LineItem& c = item(pinned, ItemId::rl_time_sleep_wake);
+  // Out and back: 2 × (bytes / rate) for each part, at the default rates (H100: 1.9 GB/s
+  // pageable, the preset's pinned rate).
+  const double state = term(a, "pageable");
+  REQUIRE(state > 0);
+  CHECK(term(a, "pinned") < 0);  // nothing pinned: the engine discards its weights
+  CHECK(term(a, "pageable_rate") == Approx(1.9e9));
+  CHECK(a.value == Approx(2 * state / 1.9e9));
+  // Pinned weights: the optimizer state alone stays pageable.
+  const double optimizer = term(b, "pageable");
+  const double params = term(b, "pinned");
+  CHECK(optimizer + params == Approx(state));
+  CHECK(optimizer > 0);
+  CHECK(params > 0);
+  CHECK(b.value == Approx(2 * (params / term(b, "pcie") + optimizer / 1.9e9)));
+  CHECK(term(c, "pinned") == Approx(state));
+  CHECK(c.value == Approx(2 * state / term(c, "pcie")));
+  CHECK(c.value < b.value);
+  CHECK(b.value < a.value);
+  // The step carries the difference, and the rate is a cluster key.
+  CHECK(item(pageable, ItemId::rl_time_step).value - item(pinned, ItemId::rl_time_step).value ==
+        Approx(a.value - c.value));
+  std::string fast = base;
+  fast.insert(fast.find("[cluster]\n") + 10, "pageable_bandwidth = \"3.8 GB/s\"\n");
+  const PlanResult faster = plan_text(fast);
+  CHECK(item(faster, ItemId::rl_time_sleep_wake).value == Approx(a.value / 2));
+}
