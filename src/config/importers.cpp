@@ -31,13 +31,14 @@ namespace {
 SettingMap import_with(const std::string& kind, const std::string& text_in, const std::string& path,
                        const Origin& asked_at, std::vector<Diagnostic>& errors,
                        std::vector<std::string>& warnings,
-                       const importing::DefaultsReader& read_defaults);
+                       const importing::DefaultsReader& read_defaults,
+                       std::vector<std::string>* ignored = nullptr);
 
 }  // namespace
 
 SettingMap read_import(const std::string& kind, const std::string& path, const Origin& asked_at,
                        std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
-                       const std::string& root) {
+                       const std::string& root, std::vector<std::string>* ignored) {
   std::string why;
   const std::optional<std::string> text = read_file_inside(path, root, k_max_hf_config_bytes, why);
   if (!text) {
@@ -57,7 +58,7 @@ SettingMap read_import(const std::string& kind, const std::string& path, const O
     return read_file_inside(next, inside.empty() ? std::filesystem::path(".") : inside,
                             k_max_hf_config_bytes, why_not);
   };
-  return import_with(kind, *text, path, asked_at, errors, warnings, reader);
+  return import_with(kind, *text, path, asked_at, errors, warnings, reader, ignored);
 }
 
 SettingMap import_text(const std::string& kind, const std::string& text_in, const std::string& path,
@@ -76,7 +77,8 @@ namespace {
 SettingMap import_with(const std::string& kind, const std::string& text_in, const std::string& path,
                        const Origin& asked_at, std::vector<Diagnostic>& errors,
                        std::vector<std::string>& warnings,
-                       const importing::DefaultsReader& read_defaults) {
+                       const importing::DefaultsReader& read_defaults,
+                       std::vector<std::string>* ignored) {
   SettingMap out;
   const std::optional<std::string> text = text_in;
   Sink sink(path, out, errors);
@@ -121,6 +123,8 @@ SettingMap import_with(const std::string& kind, const std::string& text_in, cons
     warnings.push_back(
         fmt::format("{}: ignored (not modelled, or no effect on memory and time): {}", path,
                     fmt::join(sink.ignored(), "; ")));
+  if (ignored)
+    for (const std::string& item : sink.ignored()) ignored->push_back(path + ": " + item);
   return out;
 }
 

@@ -76,25 +76,15 @@ std::vector<std::string> plan_keys_in(const std::string& message) {
 // An error about a key that an import said it could not give ("rl.prompts: give the prompts
 // per step" after a TRL command without its process count) gets the import's reason: the
 // warnings that say it are not printed when the plan fails.
-void add_import_reasons(std::vector<Diagnostic>& errors, const std::vector<std::string>& warnings) {
+void add_import_reasons(std::vector<Diagnostic>& errors, const std::vector<std::string>& ignored) {
   for (Diagnostic& d : errors) {
-    std::vector<std::string> added;
+    std::vector<const std::string*> added;
     for (const std::string& key : plan_keys_in(d.message))
-      for (const std::string& w : warnings) {
-        const auto list = w.find(": ignored (");
-        const auto items = list == std::string::npos ? list : w.find("): ", list);
-        if (items == std::string::npos) continue;
-        for (std::size_t at = items + 3; at < w.size();) {
-          std::size_t end = w.find("; ", at);
-          if (end == std::string::npos) end = w.size();
-          std::string item = w.substr(at, end - at);
-          if (mentions(item, key) && std::find(added.begin(), added.end(), item) == added.end()) {
-            d.message += fmt::format("; {}: {}", w.substr(0, list), item);
-            added.push_back(std::move(item));
-          }
-          at = end + 2;
+      for (const std::string& item : ignored)
+        if (mentions(item, key) && std::find(added.begin(), added.end(), &item) == added.end()) {
+          d.message += "; " + item;
+          added.push_back(&item);
         }
-      }
   }
 }
 
@@ -102,7 +92,7 @@ LoadedPlan finish(Resolution& r, const std::string& source) {
   std::vector<Diagnostic> errors;
   LoadedPlan out;
   build_input(r, out.input, errors);
-  add_import_reasons(errors, r.warnings);
+  add_import_reasons(errors, r.import_ignored);
   throw_if(errors);
   // Where foreign text enters the reports: the plan's name (a file name from a pull request),
   // the names a plan or config.json gives, the values as written, the origins and the
@@ -207,7 +197,7 @@ LoadedPlan load(const std::string& text, const std::string& name, const std::str
         if (!follows) errors.push_back(d);
       }
     }
-    add_import_reasons(errors, r.warnings);
+    add_import_reasons(errors, r.import_ignored);
     throw_if(errors);
   }
   LoadedPlan out = finish(r, name);

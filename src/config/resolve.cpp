@@ -296,11 +296,11 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
     const auto p = plan_relative(it->second, base_dir, "an imported config", errors);
     if (!p) continue;
     overlay(imported, read_import(kind, p->lexically_normal().string(), it->second.origin, errors,
-                                  r.warnings, plan_root(base_dir)));
+                                  r.warnings, plan_root(base_dir), &r.import_ignored));
   }
   for (const auto& [kind, path] : cli_imports)
-    overlay(imported,
-            read_import(kind, path, Origin{"--from", 0, 0, "option"}, errors, r.warnings));
+    overlay(imported, read_import(kind, path, Origin{"--from", 0, 0, "option"}, errors, r.warnings,
+                                  "", &r.import_ignored));
   // The model and GPU selectors may come from an import (torchtitan's model flavor).
   SettingMap explicit_settings = imported;
   overlay(explicit_settings, stated);

@@ -16,6 +16,9 @@ struct Resolution {
   std::map<std::string, Origin> sections;  // where each [section] header is
   Origin plan_origin;                      // the plan as a whole (file:1:1)
   std::vector<std::string> warnings;
+  // Each item an import ignored or could not give, as "path: item (why)" (also in `warnings`,
+  // one line per import): an error about a key one names carries it.
+  std::vector<std::string> import_ignored;
   // What the plan's numbers rest on that its inputs do not state (a guessed architecture):
   // also in `warnings`; `check --strict` fails on them.
   std::vector<std::string> guesses;
@@ -57,11 +60,12 @@ Resolution resolve(const Value* doc, const std::string& plan_name, const std::st
                    const SettingMap* calibration = nullptr,
                    const std::vector<std::pair<std::string, std::string>>& cli_imports = {});
 
-// A training config → plan keys (origin "import"); what it ignores goes to `warnings`. The file
-// actually opened must lie inside `root` (empty: the folder `path` is in).
+// A training config → plan keys (origin "import"); what it ignores goes to `warnings` (one
+// line) and, item by item, to `ignored` when given. The file actually opened must lie inside
+// `root` (empty: the folder `path` is in).
 SettingMap read_import(const std::string& kind, const std::string& path, const Origin& asked_at,
                        std::vector<Diagnostic>& errors, std::vector<std::string>& warnings,
-                       const std::string& root = "");
+                       const std::string& root = "", std::vector<std::string>* ignored = nullptr);
 // The same, from the file's text (`path` names it in origins).
 SettingMap import_text(const std::string& kind, const std::string& text, const std::string& path,
                        const Origin& asked_at, std::vector<Diagnostic>& errors,
