@@ -51,10 +51,6 @@ std::optional<std::string> structure_problem(const std::string& text, int& at_li
       while (!indents.empty() && indents.back() > indent) indents.pop_back();
       if (indents.empty() || indents.back() < indent) indents.push_back(indent);
     }
-    if (static_cast<int>(indents.size()) + flow + dashes > k_max_depth) {
-      at_line = line;
-      return fmt::format("nested deeper than {} levels", k_max_depth);
-    }
     char quote = 0;
     for (std::size_t c = i; c < end; ++c) {
       const char ch = text[c];
@@ -86,7 +82,7 @@ std::optional<std::string> structure_problem(const std::string& text, int& at_li
       return fmt::format("more than {} lines and list items (a training recipe has a few hundred)",
                          k_max_items);
     }
-    if (static_cast<int>(indents.size()) + flow > k_max_depth) {
+    if (static_cast<int>(indents.size()) + flow + dashes > k_max_depth) {
       at_line = line;
       return fmt::format("nested deeper than {} levels", k_max_depth);
     }
