@@ -64,20 +64,21 @@ TEST_CASE("RL step time and fit against published runs, by source", "[reference]
     }
   }
   CHECK(frameworks.size() >= 3);
-  CHECK(cases >= 30);
-  // Today: 34 of 37 runs fit in every phase; three verl runs with 20k-28k-token responses do
+  CHECK(cases >= 50);
+  // Today: 47 of 50 runs fit in every phase; three verl runs with 20k-28k-token responses do
   // not (docs/accuracy.md#rl).
-  CHECK(fit >= 34);
+  CHECK(fit >= 47);
   // Today's step errors (docs/accuracy.md#rl: still optimistic on colocated on-policy steps).
   // Off-policy dev runs within 10 % at the median; the dev set within 10 % signed; the
   // held-back sources within 20 % at the median, and not optimistic past 20 % nor pessimistic
   // past 10 %: the engines across nodes, the host work between engine steps and the trainer's
-  // offload through pageable memory took them from -51 % to -14 %.
+  // offload through pageable memory took them from -51 % to -14 % on the first 7 runs; with the
+  // NeMo-RL GB200 and v0.6 tables taken whole (18 runs) they are at 19.7 % and -11.9 %.
   REQUIRE(errors["dev"].size() == 11);
   CHECK(std::fabs(median(errors["dev off"])) < 0.10);
   CHECK(std::fabs(median(errors["dev"])) < 0.10);
   CHECK(median(errors["dev on"]) > -0.15);
-  REQUIRE(errors["held-back"].size() == 7);
+  REQUIRE(errors["held-back"].size() == 18);
   std::vector<double> held_abs;
   for (double e : errors["held-back"]) held_abs.push_back(std::fabs(e));
   CHECK(median(held_abs) < 0.20);
