@@ -171,6 +171,9 @@ struct ClusterSpec {
   GpuSpec gpu;
   int nodes = 1;
   int gpus_per_node = 8;
+  // GPUs joined by one NVLink fabric: a node (0) or several nodes' trays behind NVLink switches
+  // (GB200 NVL72: 18 trays of 4). Collectives inside it run at the intra-node rates.
+  int nvlink_domain = 0;
   double intra_node_bandwidth = 0;  // bytes/s, achievable busbw per GPU
   // busbw of all-gather, reduce-scatter and all-to-all inside a node where it differs from
   // all-reduce's (NVLink SHARP accelerates all-reduce on Hopper); 0: intra_node_bandwidth.
@@ -202,6 +205,17 @@ struct ClusterSpec {
   double host_memory_bandwidth = 0;  // bytes/s of a node's DRAM, achievable
   double host_process_memory = 0;    // bytes of host memory per rank for the runtime
   int world_size() const { return nodes * gpus_per_node; }
+  // The job's NVLink domain in GPUs: the node, or with nvlink_domain the job's share of a
+  // domain: a job larger than one is placed in equal segments of whole nodes, the largest
+  // that divides its nodes and fits a domain (Megatron-Bridge's GB200 launcher,
+  // scripts/performance/utils/executors.py: sbatch --segment; 64 nodes of 4 GPUs in an NVL72
+  // rack of 18 trays: segments of 16, 64 GPUs).
+  int domain() const {
+    if (nvlink_domain <= gpus_per_node || gpus_per_node < 1) return gpus_per_node;
+    for (int trays = nvlink_domain / gpus_per_node; trays > 1; --trays)
+      if (nodes % trays == 0) return trays * gpus_per_node;
+    return gpus_per_node;
+  }
 };
 
 struct CheckpointSpec {

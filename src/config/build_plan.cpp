@@ -305,7 +305,9 @@ void derive_world(Resolution& r, const Reader& in, PlanInput& out) {
     } else if (needed <= c.gpus_per_node) {
       // Fewer GPUs than one node holds: one node, using only the GPUs the layout needs.
       c.nodes = 1;
-      const bool default_gpn = r.settings.at("cluster.gpus_per_node").origin.what == "default";
+      // A default or a GPU preset's tray (gb200: 4) shrinks to the GPUs the layout needs.
+      const std::string& gpn_from = r.settings.at("cluster.gpus_per_node").origin.what;
+      const bool default_gpn = gpn_from == "default" || gpn_from == "preset";
       if (needed < c.gpus_per_node && default_gpn) {
         c.gpus_per_node = static_cast<int>(needed);
         record(r, "cluster.gpus_per_node", c.gpus_per_node);
@@ -335,6 +337,16 @@ void derive_world(Resolution& r, const Reader& in, PlanInput& out) {
       p.dp = static_cast<int>(world / model_par);
       record(r, "parallel.dp", p.dp);
     }
+  }
+  // An NVLink domain of whole nodes (GB200 NVL72: 18 trays of 4 GPUs).
+  if (in.has("cluster.nvlink_domain")) {
+    c.nvlink_domain = static_cast<int>(in.integer("cluster.nvlink_domain"));
+    if (c.nvlink_domain % c.gpus_per_node != 0)
+      in.error("cluster.nvlink_domain",
+               fmt::format("cluster.nvlink_domain = {} is not a whole number of nodes of "
+                           "cluster.gpus_per_node ({}): give the GPUs per node (a tray) that "
+                           "make up the domain",
+                           c.nvlink_domain, c.gpus_per_node));
   }
 }
 
@@ -477,8 +489,8 @@ void free_layout(Resolution& r, std::vector<Diagnostic>& errors) {
     const std::int64_t needed = in.integer("parallel.tp", 1) * in.integer("parallel.pp", 1) *
                                 in.integer("parallel.cp", 1) * in.integer("parallel.dp", 1);
     const std::int64_t gpn = in.integer("cluster.gpus_per_node");
-    if (needed > 0 && needed < gpn &&
-        r.settings.at("cluster.gpus_per_node").origin.what == "default") {
+    const std::string& gpn_from = r.settings.at("cluster.gpus_per_node").origin.what;
+    if (needed > 0 && needed < gpn && (gpn_from == "default" || gpn_from == "preset")) {
       record(r, "cluster.gpus_per_node", needed);
       record(r, "cluster.nodes", 1);
     } else if (gpn > 0 && needed % gpn == 0 && needed / gpn <= 1000000) {

@@ -135,6 +135,7 @@ std::vector<KeySpec> build_table() {
     {"cluster", "memory_bandwidth", T::quantity, "", "HBM bandwidth", Q::bandwidth, {}, 0, 0, true},
     {"cluster", "nodes", T::integer, "", "nodes; default: enough for tp × pp × cp × dp, else 1", Q::count, {}, 1, 1000000},
     {"cluster", "gpus_per_node", T::integer, "8", "GPUs per node", Q::count, {}, 1, 1024},
+    {"cluster", "nvlink_domain", T::integer, "", "GPUs joined by one NVLink fabric, a whole number of nodes: a group inside it communicates at the intra-node rates, also across trays (GB200/GB300 NVL72: 72 GPUs in 18 trays of 4, as NVIDIA's rack specifications give it; the GPU preset gb200-186gb sets it with gpus_per_node 4). A job larger than one domain is placed in equal segments, the most nodes that divide its nodes and fit a domain (Megatron-Bridge's GB200 launcher: sbatch --segment; 64 trays: segments of 16); default: gpus_per_node", Q::count, {}, 1, 1000000},
     {"cluster", "intra_node_bandwidth", T::quantity, "", "achievable busbw per GPU inside a node (nccl-tests convention)", Q::bandwidth, {}, 0, 0, true},
     {"cluster", "intra_node_gather_bandwidth", T::quantity, "", "achievable busbw of all-gather, reduce-scatter and all-to-all inside a node, where it differs from all-reduce's (NVLink SHARP speeds up all-reduce only); default: intra_node_bandwidth", Q::bandwidth, {}, 0, 0, true},
     {"cluster", "intra_node_latency", T::quantity, "\"8 us\"", "per-step latency inside a node", Q::duration},

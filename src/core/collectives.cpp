@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace trainledger {
 
@@ -80,8 +81,16 @@ Group regroup(const PlanInput& in, const Group& base, int size, int stride) {
   Group g = base;
   g.size = size;
   g.stride = stride;
-  const int per_node = in.cluster.gpus_per_node;
+  // The NVLink domain is the tier's edge: a node, or NVL72's 18 trays (cluster.nvlink_domain).
+  const int per_node = in.cluster.domain();
   g.ranks_per_node = stride >= per_node ? 1 : std::max(1, std::min(size, per_node / stride));
+  // A group narrower than the domain that does not divide it (16 or 32 GPUs in a 72-GPU rack,
+  // once the job spans racks) has a member group across the edge: the collective waits for
+  // that one, counted with the members the two sides share at worst.
+  const long long span = static_cast<long long>(size) * stride;
+  if (size > 1 && stride < per_node && span < per_node && per_node % span != 0 &&
+      in.cluster.world_size() > per_node)
+    g.ranks_per_node = std::max(1, std::gcd(per_node, static_cast<int>(span)) / stride);
   g.link = Link{};
   g.link.inter_node = g.nodes() > 1;
   g.link.bandwidth =

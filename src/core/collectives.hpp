@@ -34,7 +34,7 @@ struct Group {
   std::string_view name;  // "tp", "dp", ...
   int size = 1;
   int stride = 1;          // rank distance between members (product of the inner dimensions)
-  int ranks_per_node = 1;  // members that share a node
+  int ranks_per_node = 1;  // members that share a node (its NVLink domain: cluster.nvlink_domain)
   Link link;
   int nodes() const { return (size + ranks_per_node - 1) / ranks_per_node; }
 };

@@ -374,8 +374,9 @@ Comm<V> communication(const PlanInput& in, const Derived& d, int layers, bool fi
   if (!warnings) return out;
   if (p.tp > 1 && group_of(in, "tp", p.tp).link.inter_node)
     warnings->push_back(
-        "parallel: the tp group spans nodes (tp × its inner dimensions exceeds "
-        "gpus_per_node); tensor-parallel traffic uses the inter-node link");
+        "parallel: the tp group spans nodes outside one NVLink domain (tp × its inner "
+        "dimensions exceeds gpus_per_node, or cluster.nvlink_domain where given); "
+        "tensor-parallel traffic uses the inter-node link");
   for (const CommDim& dim : out.dims.dims) {
     for (int i = 0; i < dim.n_calls; ++i) {
       const bool inter = dim.calls[i].inter_node;

@@ -216,10 +216,12 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
                                  ? base.training.global_batch
                                  : base.training.micro_batch * base.parallel.dp;
   const std::int64_t seq = base.training.seq_len;
-  // Tensor parallelism stays within a node and splits the heads.
+  // Tensor parallelism stays within a node, or within an NVLink domain of several nodes in
+  // whole nodes that divide it (NVL72's 18 trays of 4: 8, 12, 24, 36, 72), and splits the heads.
   std::vector<int> tps;
-  for (int tp : divisors(std::min(gpn, world), gpn))
-    if (m.heads % tp == 0) tps.push_back(tp);
+  const int domain = base.cluster.domain();
+  for (int tp : divisors(domain, std::min(domain, world)))
+    if (m.heads % tp == 0 && (tp <= gpn ? gpn % tp == 0 : tp % gpn == 0)) tps.push_back(tp);
   tps = or_all(space.tp, tps);
   std::vector<int> cps;
   for (int cp = 1; cp <= 16; cp *= 2)

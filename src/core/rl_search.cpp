@@ -75,13 +75,15 @@ std::vector<Pool> pools_of(const PlanInput& base, const RlSearchSpace& space, in
   return out;
 }
 
-// The engine's tensor-parallel sizes: divisors of a node that split the attention heads.
+// The engine's tensor-parallel sizes: powers of two that divide a node, or its NVLink domain
+// (cluster.nvlink_domain), and split the attention heads.
 std::vector<int> rollout_tps(const PlanInput& base, const RlSearchSpace& space) {
   if (!space.rollout_tp.empty()) return space.rollout_tp;
   std::vector<int> out;
   const int gpn = std::max(1, base.cluster.gpus_per_node);
-  for (int tp = 1; tp <= gpn; tp *= 2)
-    if (gpn % tp == 0 && base.model.heads % tp == 0) out.push_back(tp);
+  const int domain = std::max(gpn, base.cluster.domain());
+  for (int tp = 1; tp <= domain; tp *= 2)
+    if ((gpn % tp == 0 || domain % tp == 0) && base.model.heads % tp == 0) out.push_back(tp);
   return out;
 }
 

@@ -39,7 +39,8 @@ constexpr const char* k_src_train =
 constexpr const char* k_src_sync_time =
     "colocated: every parameter gathered whole in 16 bits over the training GPUs' links (FSDP "
     "full_tensor per parameter); split: the weights broadcast from the trainer to the engines "
-    "over the network (verl recipe/one_step_off_policy, NeMo-RL: NCCL broadcast)";
+    "(verl recipe/one_step_off_policy, NeMo-RL: NCCL broadcast); over NVLink when every GPU "
+    "involved shares one NVLink domain, else over the network";
 constexpr const char* k_src_sleep_time =
     "host transfers each step, out and back: the sleeping engine's weights through pinned "
     "memory (vLLM sleep level 1), and the trainer state rl.offload_params / "
@@ -142,7 +143,8 @@ void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
     // all-reduce (vllm/distributed/device_communicators/custom_all_reduce.py, one-shot for
     // small messages: one latency step); a group across nodes falls back to NCCL
     // (cuda_communicator.py: the custom all-reduce needs every rank in one node), whose tuner
-    // picks the faster of ring and tree (src/graph/tuning.cc) over the network's latency.
+    // picks the faster of ring and tree (src/graph/tuning.cc), over NVLink inside an NVLink
+    // domain of several trays (cluster.nvlink_domain) and over the network beyond it.
     const bool engine_across_nodes = rl.rollout_tp > c.gpus_per_node;
     Group engine_tp;
     engine_tp.name = "rollout_tp";
@@ -214,14 +216,17 @@ void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
     train_side_s +=
         time_item(ItemId::rl_time_critic_training, "critic training", train_e, k_src_train);
   if (rl.rollout()) {
-    const bool one_node = train_gpus <= c.gpus_per_node;
-    const double link = split || !one_node ? c.inter_node_bandwidth : c.intra_node_bandwidth;
+    // Over NVLink when every GPU the sync touches shares one NVLink domain (a node, or an
+    // NVL72 rack: cluster.nvlink_domain), else over the network.
+    const int touched = split ? train_gpus + rl.rollout_gpus : train_gpus;
+    const bool one_domain = touched <= c.domain();
+    const double link = one_domain ? c.intra_node_bandwidth : c.inter_node_bandwidth;
     if (link > 0)
       sync_s = time_item(
           ItemId::rl_time_weight_sync, "weight sync",
           T("params", P, "parameters") * Expr::constant(2) /
               T("link", link,
-                split || !one_node ? "B/s per GPU across nodes" : "B/s per GPU in a node"),
+                one_domain ? "B/s per GPU inside one NVLink domain" : "B/s per GPU across nodes"),
           k_src_sync_time);
     if (engine_here && c.pcie_bandwidth > 0 && c.pageable_bandwidth > 0) {
       // The engine's weights go through pinned memory (vLLM's CuMemAllocator); the trainer's

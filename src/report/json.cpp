@@ -225,6 +225,7 @@ json cluster_json(const ClusterSpec& c) {
   if (c.gpu.memory_bandwidth > 0) j["memory_bandwidth"] = c.gpu.memory_bandwidth;
   j["nodes"] = c.nodes;
   j["gpus_per_node"] = c.gpus_per_node;
+  j["nvlink_domain"] = c.domain();
   if (c.intra_node_bandwidth > 0) j["intra_node_bandwidth"] = c.intra_node_bandwidth;
   if (c.intra_node_gather_bandwidth > 0)
     j["intra_node_gather_bandwidth"] = c.intra_node_gather_bandwidth;

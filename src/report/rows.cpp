@@ -95,7 +95,10 @@ std::string plan_title(const PlanResult& plan) {
   std::string s =
       fmt::format("{} · {} × {}", in.model.name, plan.derived.world_size, in.cluster.gpu.name);
   if (in.cluster.nodes > 1)
-    s += fmt::format(" ({} nodes × {})", in.cluster.nodes, in.cluster.gpus_per_node);
+    s += in.cluster.domain() > in.cluster.gpus_per_node
+             ? fmt::format(" ({} nodes × {}, NVLink domains of {})", in.cluster.nodes,
+                           in.cluster.gpus_per_node, in.cluster.domain())
+             : fmt::format(" ({} nodes × {})", in.cluster.nodes, in.cluster.gpus_per_node);
   s += fmt::format(" · tp {} · pp {} · dp {}", p.tp, p.pp, p.dp);
   if (p.cp > 1) s += fmt::format(" · cp {}", p.cp);
   if (p.ep > 1) s += fmt::format(" · ep {}", p.ep);

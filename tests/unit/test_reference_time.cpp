@@ -108,6 +108,36 @@ TEST_CASE(
   CHECK(std::fabs(median(signed_all)) <= 0.075);
 }
 
+// Megatron-Bridge's MoE pre-training rows (tests/reference/time-moe/, held back: no value was
+// set on them): Qwen3-30B-A3B, Qwen3-235B-A22B and DeepSeek-V3 on H100, B200 and GB200 in BF16
+// and FP8 with tensor-wise scaling. Optimistic at the median (+22.8 %: what MoE layers cost
+// beyond their GEMMs and all-to-all is not all modelled, and the FP8 gain is over-predicted,
+// docs/accuracy.md); the GB200 NVL72 row (ep 32 over 64-GPU segments of the racks) is within
+// 5 % now that the NVLink domain spans the trays (-42 % when each tray was its own node).
+// They are kept apart from time.json, whose runs the time bands are built from: one source
+// cannot be held out of its own family's band (docs/accuracy.md#bands).
+TEST_CASE("throughput against Megatron-Bridge's MoE pre-training rows", "[reference][time]") {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& c : nlohmann::json::parse(
+           test::read_file(test::source_path("tests/reference/time-moe/cases.json")))) {
+    REQUIRE(!c["source"].get<std::string>().empty());
+    cases.push_back({{"plan", "time-moe/" + c["plan"].get<std::string>()},
+                     {"measured", c["measured_tokens_per_s_per_gpu"]},
+                     {"quantity", "throughput.tokens_per_s_per_gpu"}});
+  }
+  const Errors e = evaluate(cases);
+  REQUIRE(e.abs.size() == 12);
+  WARN("nvidia_moe" << e.table
+                    << fmt::format("median {:.1f} %, median signed {:+.1f} %", 100 * median(e.abs),
+                                   100 * median(e.signed_errors)));
+  CHECK(median(e.abs) <= 0.25);
+  CHECK(median(e.signed_errors) <= 0.25);
+  CHECK(median(e.signed_errors) >= 0.0);
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (cases[i]["plan"] == "time-moe/mb-25.11-qwen3-235b-a22b-gb200-bf16-256g.toml")
+      CHECK(e.abs[i] <= 0.10);
+}
+
 TEST_CASE("llm-foundry's published layouts fit in memory", "[reference][memory]") {
   // They ran: a planner that says they do not fit would block them in a CI gate. Each picks the
   // largest micro-batch that fits, so they sit at 73-98 % of the capacity (docs/accuracy.md).

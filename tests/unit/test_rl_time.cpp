@@ -152,3 +152,34 @@ TEST_CASE("the trainer's offload is timed at the rate of the memory it is copied
   const PlanResult faster = plan_text(fast);
   CHECK(item(faster, ItemId::rl_time_sleep_wake).value == Approx(a.value / 2));
 }
+
+TEST_CASE(
+    "on an NVL72 rack an engine across trays all-reduces over NVLink, and the refit stays "
+    "on NVLink",
+    "[rl]") {
+  // 16-GPU engines on GB200 trays of 4: NCCL (vLLM's custom all-reduce needs one host) over
+  // the rack's NVLink domain, or over the network when each tray is its own island.
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-70b\"\n[training]\nframework = \"megatron\"\n"
+      "micro_batch = 1\nseq_len = 4096\nrecompute = \"full\"\n[parallel]\ntp = 4\npp = 4\n"
+      "zero = 1\n[cluster]\ngpu = \"gb200-186gb\"\nnodes = 8\n"
+      "[rl]\nprompts = 64\nsamples_per_prompt = 8\nprompt_length = 1024\n"
+      "response_length = 3072\nmean_prompt_length = 200\nmean_response_length = 1200\n"
+      "mini_batch_prompts = 32\nrollout_tp = 16\nmemory_fraction = 0.6\n";
+  const PlanResult rack = plan_text(plan);
+  const PlanResult islands = plan_text(plan, {"cluster.nvlink_domain=4"});
+  REQUIRE(rack.rl.present);
+  const LineItem& d_rack = item(rack, ItemId::rl_time_decode);
+  const LineItem& d_islands = item(islands, ItemId::rl_time_decode);
+  CHECK(term(d_rack, "full_steps") == Approx(term(d_islands, "full_steps")));
+  CHECK(term(d_rack, "step_one") < term(d_islands, "step_one"));
+  // A slower network does not touch the rack's engines.
+  const PlanResult slow_net = plan_text(plan, {"cluster.inter_node_latency=\"200 us\""});
+  CHECK(item(slow_net, ItemId::rl_time_decode).value == Approx(d_rack.value));
+  // The colocated refit gathers over NVLink inside the rack (32 GPUs), over the network without.
+  const LineItem& s_rack = item(rack, ItemId::rl_time_weight_sync);
+  const LineItem& s_islands = item(islands, ItemId::rl_time_weight_sync);
+  CHECK(term(s_rack, "link") == Approx(rack.input.cluster.intra_node_bandwidth));
+  CHECK(term(s_islands, "link") == Approx(islands.input.cluster.inter_node_bandwidth));
+  CHECK(s_rack.value < s_islands.value);
+}

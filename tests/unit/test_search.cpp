@@ -147,6 +147,32 @@ gpus_per_node = 4
   CHECK(any_shard);
 }
 
+TEST_CASE("search: tensor parallelism across the trays of an NVLink domain", "[search]") {
+  // GB200 NVL72 (the preset: 4-GPU trays, a 72-GPU domain) on 18 trays: tp may span trays in
+  // whole trays that divide the domain (8, 12, 24, ...: of those 8 splits the 64 heads), never
+  // 3 or 6; plain 4-GPU nodes stop at 4.
+  const std::string plan = R"([model]
+preset = "llama-3.1-70b"
+[training]
+seq_len = 4096
+global_batch = 144
+[cluster]
+gpu = "gb200-186gb"
+nodes = 18
+)";
+  std::set<int> rack, nodes;
+  for (const Layout& l : enumerate_layouts(test::load_text(plan).input, SearchSpace{}))
+    rack.insert(l.tp);
+  for (const Layout& l :
+       enumerate_layouts(test::load_text(plan, {"cluster.nvlink_domain=4"}).input, SearchSpace{}))
+    nodes.insert(l.tp);
+  CHECK(rack.count(8) == 1);
+  CHECK(rack.count(16) == 0);  // 16 does not divide 72
+  CHECK(rack.count(3) == 0);
+  CHECK(rack.count(6) == 0);
+  CHECK(*nodes.rbegin() == 4);
+}
+
 TEST_CASE("search: the same answer on any number of threads; constraints hold", "[search]") {
   const PlanInput base = test::load_text(k_small).input;
   SearchOptions o;

@@ -71,6 +71,63 @@ TEST_CASE("placement: tp innermost stays in a node; dp and pp cross nodes", "[ti
   CHECK(warned);
 }
 
+TEST_CASE("an NVL72 domain keeps tp 8 x ep 8 on NVLink; 8-GPU nodes put ep on the network",
+          "[time][placement]") {
+  // Qwen3-30B-A3B with tp 8 and ep 8 on 64 GPUs: on GB200 NVL72 (4-GPU trays in a 72-GPU
+  // NVLink domain: the gb200 preset) both groups stay inside the domain; on 8-GPU B200 nodes
+  // the ep group (stride 8) crosses nodes.
+  const std::string moe =
+      "[model]\npreset = \"qwen3-30b-a3b\"\n[training]\nframework = \"megatron\"\n"
+      "seq_len = 4096\nglobal_batch = 64\n[parallel]\ntp = 8\nep = 8\nsequence_parallel = "
+      "true\nzero = 1\n[cluster]\n";
+  const PlanResult nvl72 = test::plan_text(moe + "gpu = \"gb200-186gb\"\nnodes = 16\n");
+  CHECK(nvl72.input.cluster.gpus_per_node == 4);
+  CHECK(nvl72.input.cluster.domain() == 64);  // 16 trays: one segment of a rack
+  CHECK(item(nvl72.communication, "comm.tp").collectives[0].link == "intra-node");
+  CHECK(item(nvl72.communication, "comm.ep").collectives[0].link == "intra-node");
+  const PlanResult hgx = test::plan_text(moe + "gpu = \"b200-180gb\"\nnodes = 8\n");
+  CHECK(item(hgx.communication, "comm.tp").collectives[0].link == "intra-node");
+  CHECK(item(hgx.communication, "comm.ep").collectives[0].link == "inter-node");
+  // The same GB200 trays without the domain (each tray its own NVLink island): tp 8 spans two
+  // trays and both groups go over the network, slower.
+  const PlanResult trays =
+      test::plan_text(moe + "gpu = \"gb200-186gb\"\nnodes = 16\n", {"cluster.nvlink_domain=4"});
+  CHECK(item(trays.communication, "comm.ep").collectives[0].link == "inter-node");
+  CHECK(item(trays.communication, "comm.tp").collectives[0].link == "inter-node");
+  CHECK(*item(trays.communication, "comm.ep").time_s >
+        2 * *item(nvl72.communication, "comm.ep").time_s);
+  CHECK(item(trays.time, "time.step").value > item(nvl72.time, "time.step").value);
+}
+
+TEST_CASE(
+    "a group that does not divide the NVLink domain crosses its edge once the job spans "
+    "domains",
+    "[time][placement]") {
+  // tp 16 on 36 trays: segments of 18 trays (72 GPUs) hold the group of ranks 64-79 across an
+  // edge, 8 GPUs on each side; the collective waits for it. 32 trays run as segments of 16
+  // (64 GPUs, Megatron-Bridge's sbatch --segment), and no group crosses; nor in a rack.
+  const std::string dense =
+      "[model]\npreset = \"llama-3.1-70b\"\n[training]\nframework = \"megatron\"\n"
+      "seq_len = 4096\n[parallel]\ntp = 16\nsequence_parallel = true\nzero = 1\n[cluster]\n"
+      "gpu = \"gb200-186gb\"\n";
+  const PlanResult racks72 = test::plan_text(dense + "nodes = 36\n");
+  CHECK(item(racks72.communication, "comm.tp").collectives[0].link == "inter-node");
+  const PlanResult one_rack = test::plan_text(dense + "nodes = 16\n");  // 64 GPUs in one rack
+  CHECK(item(one_rack.communication, "comm.tp").collectives[0].link == "intra-node");
+  const PlanResult segments16 = test::plan_text(dense + "nodes = 32\n");
+  CHECK(segments16.input.cluster.domain() == 64);
+  CHECK(item(segments16.communication, "comm.tp").collectives[0].link == "intra-node");
+  CHECK(racks72.input.cluster.domain() == 72);
+  // A job of a prime number of trays gets no segments: each tray is its own island.
+  CHECK(test::plan_text(dense + "nodes = 19\n", {"parallel.tp=4"}).input.cluster.domain() == 4);
+  // A domain that is not whole nodes is refused, located.
+  const auto errors = test::load_errors(dense + "nodes = 36\nnvlink_domain = 70\n");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("cluster.nvlink_domain = 70 is not a whole number of nodes of "
+                       "cluster.gpus_per_node (4)") != std::string::npos);
+  CHECK(errors[0].find(":") != std::string::npos);
+}
+
 TEST_CASE("placement must name every dimension once", "[time][placement][errors]") {
   CHECK(test::load_errors(k_70b, {"parallel.placement=[\"tp\", \"tp\", \"dp\", \"pp\"]"}) ==
         std::vector<std::string>{
