@@ -152,7 +152,7 @@ TEST_CASE("recompute_layers checkpoints only a share of the layers", "[activatio
         Approx(24 * layer_bytes(in, Recompute::none) + 8 * layer_bytes(in, Recompute::full)));
 }
 
-TEST_CASE("the last stage holds the fp32 log-probabilities; a chunked loss does not",
+TEST_CASE("the last stage holds the fp32 log-probabilities, a chunked loss does not",
           "[activations][logits]") {
   const std::string plan =
       "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 8192\n"

@@ -166,7 +166,7 @@ TEST_CASE("a band holds its estimate, widens with the confidence, and narrows wh
   CHECK(p.throughput_band.high == Approx(tput * step / p.step_band.low));
 }
 
-TEST_CASE("check fails a plan whose band's upper end does not fit; --confidence off does not",
+TEST_CASE("check fails a plan whose band's upper end does not fit, --confidence off does not",
           "[bands][check]") {
   const PlanResult p = test::plan_text(test::read_file(test::source_path(k_fsdp)));
   const double estimate = p.verdict.peak_bytes, high = p.verdict.peak_band.high;

@@ -122,7 +122,7 @@ TEST_CASE("nccl-tests: 4 DGX A100 all-reduce, older format without a device list
              Catch::Contains("--ranks 16"));
 }
 
-TEST_CASE("nccl-tests: one-node send/recv needs its ranks; no latency from 128 MiB messages",
+TEST_CASE("nccl-tests: one-node send/recv needs its ranks, no latency from 128 MiB messages",
           "[calibrate]") {
   CHECK_THAT(first_error("a100-8gpu-sendrecv.txt"), Catch::Contains("give --ranks"));
   calibrate::ImportHints hints;
@@ -500,7 +500,7 @@ TEST_CASE("several calibration profiles: a later one wins and each key says wher
   CHECK(other.err.find("a profile applies only to the GPUs it measured") != std::string::npos);
 }
 
-TEST_CASE("calibrate compare refuses a rank the plan does not have; counters are integers",
+TEST_CASE("calibrate compare refuses a rank the plan does not have, counters are integers",
           "[calibrate][cli]") {
   const auto dir = scratch("compare");
   const std::string file = (dir / "rank99.json").string();
@@ -560,7 +560,7 @@ TEST_CASE("a rank's pipeline stage under every placement order", "[calibrate]") 
 }
 
 TEST_CASE(
-    "a profile reproduces the sweep it came from; a tree all-reduce is capped at the line "
+    "a profile reproduces the sweep it came from, a tree all-reduce is capped at the line "
     "rate",
     "[calibrate]") {
   // Google Cloud A3 Mega: 2 nodes × 8 H100, one 200 Gb/s NIC per GPU (25 GB/s). NCCL's

@@ -121,7 +121,7 @@ TEST_CASE("trainledger with no arguments prints the help, as --help does", "[cli
   CHECK(none.out.find("Subcommands:") != std::string::npos);
 }
 
-TEST_CASE("help documents the commands and exit codes; --version prints the version", "[cli]") {
+TEST_CASE("help documents the commands and exit codes, --version prints the version", "[cli]") {
   const auto help = run_cli({"--help"});
   CHECK(help.code == 0);
   for (const char* word : {"plan", "explain", "models", "gpus", "keys", "Exit codes", "2 invalid"})

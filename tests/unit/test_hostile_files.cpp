@@ -340,7 +340,7 @@ TEST_CASE("JSON logs and memory stats are bounded before they are parsed", "[hos
   fs::remove_all(root);
 }
 
-TEST_CASE("reports that list every stage stop at 1024 stages; check judges any pp",
+TEST_CASE("reports that list every stage stop at 1024 stages, check judges any pp",
           "[hostile][bounded]") {
   const fs::path root = fresh_dir("pp");
   write(root / "p.toml",
@@ -411,7 +411,7 @@ TEST_CASE("a rejected import is reported alone, not with what it failed to give"
   fs::remove_all(root);
 }
 
-TEST_CASE("DeepSpeed: communication_data_type is the reduction's dtype; a bucket is whole",
+TEST_CASE("DeepSpeed: communication_data_type is the reduction's dtype, a bucket is whole",
           "[hostile][imports]") {
   const fs::path root = fresh_dir("ds-types");
   const auto plan_with = [&](const std::string& json) {

@@ -130,7 +130,7 @@ TEST_CASE("every phase of a GRPO step is listed with its memory and time", "[rl]
   CHECK(tput == Approx(4096.0 * 1800 / step / 16));
 }
 
-TEST_CASE("PPO adds the critic's passes; DAPO drops the reference", "[rl]") {
+TEST_CASE("PPO adds the critic's passes, DAPO drops the reference", "[rl]") {
   const auto ppo = plan_text(k_small, {"rl.algorithm=\"ppo\""});
   CHECK(ppo.input.rl.samples == 1);
   CHECK(phase(ppo, "values") != nullptr);

@@ -173,7 +173,7 @@ nodes = 18
   CHECK(*nodes.rbegin() == 4);
 }
 
-TEST_CASE("search: the same answer on any number of threads; constraints hold", "[search]") {
+TEST_CASE("search: the same answer on any number of threads, constraints hold", "[search]") {
   const PlanInput base = test::load_text(k_small).input;
   SearchOptions o;
   o.top = 20;
@@ -329,7 +329,7 @@ nodes = 2
 }
 
 TEST_CASE(
-    "search interleaves uneven stages and any virtual-stage count; one stage has no "
+    "search interleaves uneven stages and any virtual-stage count, one stage has no "
     "schedule",
     "[search]") {
   // Llama 3 405B's own layout (Dubey et al. 2024 §3.3.2): tp 8, pp 16, 126 layers as

@@ -56,7 +56,7 @@ TEST_CASE("errata 1: ZeRO-2 moves as much data-parallel traffic as DDP", "[time]
   CHECK(item(z2.communication, "comm.dp").collectives[1].collective == "all-gather");
 }
 
-TEST_CASE("placement: tp innermost stays in a node; dp and pp cross nodes", "[time][placement]") {
+TEST_CASE("placement: tp innermost stays in a node, dp and pp cross nodes", "[time][placement]") {
   const PlanResult p = test::plan_text(k_70b);
   CHECK(item(p.communication, "comm.tp").collectives[0].link == "intra-node");
   CHECK(item(p.communication, "comm.pp").collectives[0].link == "inter-node");
@@ -71,7 +71,7 @@ TEST_CASE("placement: tp innermost stays in a node; dp and pp cross nodes", "[ti
   CHECK(warned);
 }
 
-TEST_CASE("an NVL72 domain keeps tp 8 x ep 8 on NVLink; 8-GPU nodes put ep on the network",
+TEST_CASE("an NVL72 domain keeps tp 8 x ep 8 on NVLink, 8-GPU nodes put ep on the network",
           "[time][placement]") {
   // Qwen3-30B-A3B with tp 8 and ep 8 on 64 GPUs: on GB200 NVL72 (4-GPU trays in a 72-GPU
   // NVLink domain: the gb200 preset) both groups stay inside the domain; on 8-GPU B200 nodes
@@ -135,7 +135,7 @@ TEST_CASE("placement must name every dimension once", "[time][placement][errors]
             "parallel.placement must name tp, cp, dp and pp once each (\"tp\" appears 2 times)"});
 }
 
-TEST_CASE("the step is the sum of its parts; MFU and HFU", "[time][step]") {
+TEST_CASE("the step is the sum of its parts, MFU and HFU", "[time][step]") {
   const PlanResult p = test::plan_text(k_70b);
   const double parts = item(p.time, "time.compute").value + item(p.time, "time.recompute").value +
                        item(p.time, "time.comm_exposed").value + item(p.time, "time.bubble").value +
@@ -160,7 +160,7 @@ TEST_CASE("overlap assumptions are flags that change the exposed time", "[time][
   CHECK(item(tp.time, "time.comm_exposed").value < item(hidden.time, "time.comm_exposed").value);
 }
 
-TEST_CASE("more micro-batches shrink the bubble; interleaving and ZB-H1 shrink it further",
+TEST_CASE("more micro-batches shrink the bubble, interleaving and ZB-H1 shrink it further",
           "[time][bubble]") {
   const PlanResult m64 = test::plan_text(k_70b);
   const PlanResult m256 = test::plan_text(k_70b, {"training.global_batch=256"});

@@ -17,7 +17,7 @@ PlanInput default_input() { return config::load_default_plan({}).input; }
 
 }  // namespace
 
-TEST_CASE("a change holds the global batch; the accumulation follows", "[whatif]") {
+TEST_CASE("a change holds the global batch, the accumulation follows", "[whatif]") {
   const PlanInput in = default_input();
   const PlanResult before = test::plan_checked(in);
   const PlanInput changed = apply(in, Change().set(in, Knob::micro_batch, 2));
