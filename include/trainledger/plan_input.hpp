@@ -149,6 +149,7 @@ struct ParallelSpec {
   // internode kernels run them (one copy per remote node, forwarded over NVLink), not NCCL's
   // all-to-all.
   bool ep_deepep = false;
+  bool ep_allgather = false;  // Megatron-Core's allgather token dispatcher
   bool tree_allreduce = false;
 };
 

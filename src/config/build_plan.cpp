@@ -288,6 +288,7 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
   p.overlap_cp = in.boolean("parallel.overlap_cp");
   p.overlap_param_gather = in.boolean("parallel.overlap_param_gather");
   p.ep_deepep = in.text("parallel.ep_dispatch") == "deepep";
+  p.ep_allgather = in.text("parallel.ep_dispatch") == "allgather";
   p.tree_allreduce = in.text("parallel.allreduce") == "tree";
   return p;
 }

@@ -49,6 +49,7 @@ const Flag k_megatron_flags[] = {
     {"--fp8-format", "", true},
     {"--fp8-param-gather", "", false},
     {"--moe-enable-deepep", "", false},
+    {"--moe-token-dispatcher-type", "", true},
     {"--num-layers", "model.layers", true},
     {"--hidden-size", "model.hidden", true},
     {"--num-attention-heads", "model.heads", true},
@@ -284,6 +285,16 @@ void import_megatron(const std::string& text, Sink& s) {
     if (flag == "--fp8-param-gather") s.put("parallel.fp8_param_gather", boolean_value(true, o));
     // Megatron-Core's flex token dispatcher over DeepEP (--moe-enable-deepep).
     if (flag == "--moe-enable-deepep") s.put("parallel.ep_dispatch", string_value("deepep", o));
+    // The dispatcher (arguments.py: allgather, alltoall, flex); flex runs DeepEP only with
+    // --moe-enable-deepep, read above.
+    if (flag == "--moe-token-dispatcher-type") {
+      if (v.value == "allgather")
+        s.put("parallel.ep_dispatch", string_value("allgather", o));
+      else if (v.value == "alltoall" && !seen.count("--moe-enable-deepep"))
+        s.put("parallel.ep_dispatch", string_value("nccl", o));
+      else if (v.value != "alltoall" && v.value != "flex")
+        s.error(o, fmt::format("{}: expected allgather, alltoall or flex", said(flag, v)));
+    }
     if (flag == "--swiglu") s.put("model.ffn_act", string_value("swiglu", o));
     if (flag == "--normalization") {
       if (v.value == "RMSNorm" || v.value == "LayerNorm")

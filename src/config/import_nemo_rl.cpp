@@ -81,6 +81,8 @@ const Mapping k_megatron[] = {
     {"policy.megatron_cfg.sequence_parallel", "parallel.sequence_parallel", Kind::flag},
     {"policy.megatron_cfg.activation_checkpointing", "", Kind::custom},
     {"policy.megatron_cfg.optimizer.use_distributed_optimizer", "", Kind::custom},
+    {"policy.megatron_cfg.moe_token_dispatcher_type", "", Kind::custom},
+    {"policy.megatron_cfg.moe_enable_deepep", "", Kind::custom},
 };
 const Mapping k_dtensor[] = {
     {"policy.dtensor_cfg.tensor_parallel_size", "parallel.tp", Kind::integer},
@@ -210,6 +212,22 @@ void import_nemo_rl(const std::string& text, Sink& s, const DefaultsReader& read
       s.put("training.recompute",
             string_value(*b ? "full" : "none",
                          origin("policy.megatron_cfg.activation_checkpointing")));
+    // The MoE token dispatcher (grpo_math_1B.yaml: allgather at v0.5, alltoall at v0.6; DeepEP
+    // through the flex dispatcher with moe_enable_deepep).
+    if (flag("policy.megatron_cfg.moe_enable_deepep").value_or(false)) {
+      s.put("parallel.ep_dispatch",
+            string_value("deepep", origin("policy.megatron_cfg.moe_enable_deepep")));
+    } else if (const auto d = value("policy.megatron_cfg.moe_token_dispatcher_type")) {
+      const Origin od = origin("policy.megatron_cfg.moe_token_dispatcher_type");
+      if (*d == "allgather")
+        s.put("parallel.ep_dispatch", string_value("allgather", od));
+      else if (*d == "alltoall")
+        s.put("parallel.ep_dispatch", string_value("nccl", od));
+      else if (*d != "flex")
+        s.error(od, fmt::format("policy.megatron_cfg.moe_token_dispatcher_type: \"{}\": expected "
+                                "allgather, alltoall or flex",
+                                *d));
+    }
   } else if (dtensor) {
     const Origin o =
         flat.count("policy.dtensor_cfg.enabled") ? origin("policy.dtensor_cfg.enabled") : dflt;

@@ -349,6 +349,17 @@ void ep_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, 
     b.add(CollKind::all_to_all, g, message * remote_nodes / nccl_copies,
           per_mb * static_cast<double>(d.grad_accum),
           "routed tokens (DeepEP: one copy per remote node, NVLink-forwarded)");
+  } else if (p.ep_allgather) {
+    // Megatron-Core's MoEAllGatherTokenDispatcher (transformer/moe/token_dispatcher.py,
+    // token_permutation / token_unpermutation): each rank gathers the hidden states of the whole
+    // group (gather_from_sequence_parallel_region) and reduce-scatters its experts' outputs back
+    // (reduce_scatter_to_sequence_parallel_region); backward runs the pair the other way. Every
+    // token reaches every rank, routed to it or not.
+    const double whole = local_tokens(in) * in.model.hidden * ab * p.ep;
+    const double pairs = moe_share * (2.0 * layers + full_recomputed_layers(in, layers)) *
+                         static_cast<double>(d.grad_accum);
+    b.add(CollKind::all_gather, g, whole, pairs, "tokens gathered whole (allgather dispatcher)");
+    b.add(CollKind::reduce_scatter, g, whole, pairs, "experts' outputs (allgather dispatcher)");
   } else {
     b.add(CollKind::all_to_all, g, message, per_mb * static_cast<double>(d.grad_accum),
           "routed tokens");

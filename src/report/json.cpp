@@ -206,7 +206,7 @@ json parallel_json(const ParallelSpec& p) {
   j["overlap_tp"] = p.overlap_tp;
   j["overlap_cp"] = p.overlap_cp;
   j["overlap_param_gather"] = p.overlap_param_gather;
-  j["ep_dispatch"] = p.ep_deepep ? "deepep" : "nccl";
+  j["ep_dispatch"] = p.ep_deepep ? "deepep" : p.ep_allgather ? "allgather" : "nccl";
   j["allreduce"] = p.tree_allreduce ? "tree" : "ring";
   return j;
 }

@@ -537,3 +537,33 @@ TEST_CASE("MoE all-to-all across nodes: each GPU's own NIC, and DeepEP's one cop
   const PlanResult node_nccl = test::plan_text(plan, {"cluster.nodes=1", "parallel.ep=8"});
   CHECK(comm(node, ItemId::comm_ep).value == comm(node_nccl, ItemId::comm_ep).value);
 }
+
+TEST_CASE("MoE allgather dispatcher: every rank gathers the group's tokens whole",
+          "[corrections][comm]") {
+  // Megatron-Core's MoEAllGatherTokenDispatcher (NeMo-RL's default before v0.6): per MoE layer
+  // and micro-batch an all-gather of the hidden states and a reduce-scatter of the outputs, each
+  // way, (ep − 1)/ep of ep × tokens × hidden × 2 B; the all-to-all sends a copy per routed expert
+  // (8 of DeepSeek-V3's 256, at the 1.25 imbalance): 7 × 1.25 × 2 ... against 2 × 7.
+  const std::string plan =
+      "[model]\npreset = \"deepseek-v3\"\n[training]\nseq_len = 4096\nframework = \"megatron\"\n"
+      "[parallel]\nep = 8\npp = 1\nzero = 1\n[cluster]\ngpu = \"h100-sxm5-80gb\"\nnodes = 1\n";
+  const PlanResult nccl = test::plan_text(plan);
+  const PlanResult gather = test::plan_text(plan, {"parallel.ep_dispatch=\"allgather\""});
+  const LineItem& g = comm(gather, ItemId::comm_ep);
+  REQUIRE(g.collectives.size() == 2);
+  CHECK(g.collectives[0].collective == "all-gather");
+  CHECK(g.collectives[1].collective == "reduce-scatter");
+  const double tokens = 4096, hidden = 7168;
+  CHECK(g.collectives[0].message_bytes == Approx(tokens * hidden * 2 * 8));
+  // Bytes per GPU: 2 calls of 7/8 × the gathered tensor against 2 all-to-alls of 7/8 × k ×
+  // imbalance × the local tokens, per layer pass.
+  CHECK(g.value / comm(nccl, ItemId::comm_ep).value == Approx(2.0 * 8 / (2 * 8 * 1.25)));
+  CHECK(gather.input.parallel.ep_allgather);
+  // Emitted for Megatron-LM (the default plan with experts: Mixtral 8x7B, ep 2).
+  const auto emitted =
+      test::run_cli({"plan", test::source_path("configs/plans/default.toml"), "--set",
+                     "model.preset=\"mixtral-8x7b\"", "--set", "parallel.ep=2", "--set",
+                     "parallel.ep_dispatch=\"allgather\"", "--emit", "megatron"});
+  REQUIRE(emitted.code == 0);
+  CHECK(emitted.out.find("--moe-token-dispatcher-type allgather") != std::string::npos);
+}

@@ -109,6 +109,34 @@ TEST_CASE("imports: a launch script's PYTORCH_CUDA_ALLOC_CONF sets expandable se
   CHECK_FALSE(plan(run).input.training.expandable_segments);
 }
 
+TEST_CASE("imports: Megatron-LM's MoE token dispatcher", "[imports]") {
+  auto plan = [](const std::string& flags) {
+    const auto dir = std::filesystem::temp_directory_path() / "tl-dispatcher";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "train.sh")
+        << "torchrun --nproc_per_node 8 pretrain_gpt.py --expert-model-parallel-size 8 " + flags +
+               "\n";
+    std::ofstream(dir / "plan.toml")
+        << "[import]\nmegatron = \"train.sh\"\n[model]\n"
+           "preset = \"mixtral-8x7b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+    return config::load_plan_file((dir / "plan.toml").string(), {});
+  };
+  const auto gather = plan("--moe-token-dispatcher-type allgather");
+  CHECK(gather.input.parallel.ep_allgather);
+  CHECK(test::origin_of(gather, "parallel.ep_dispatch").find("train.sh:1") != std::string::npos);
+  const auto a2a = plan("--moe-token-dispatcher-type alltoall");
+  CHECK_FALSE(a2a.input.parallel.ep_allgather);
+  CHECK_FALSE(a2a.input.parallel.ep_deepep);
+  // flex with DeepEP, in either order.
+  CHECK(plan("--moe-token-dispatcher-type flex --moe-enable-deepep").input.parallel.ep_deepep);
+  CHECK(plan("--moe-enable-deepep --moe-token-dispatcher-type flex").input.parallel.ep_deepep);
+  CHECK(plan("--moe-enable-deepep --moe-token-dispatcher-type alltoall").input.parallel.ep_deepep);
+  // A dispatcher Megatron-LM does not have is located.
+  CHECK_THROWS_WITH(
+      plan("--moe-token-dispatcher-type ring"),
+      Catch::Contains("train.sh:1") && Catch::Contains("expected allgather, alltoall or flex"));
+}
+
 TEST_CASE("imports: a real DeepSpeed JSON gives the hand-written plan", "[imports]") {
   const auto imported = load("deepspeed.toml");
   const auto by_hand = load("deepspeed-by-hand.toml");
