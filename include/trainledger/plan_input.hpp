@@ -1,6 +1,7 @@
 // Typed, validated inputs of a plan: the five sections of a plan file.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -212,10 +213,17 @@ struct ClusterSpec {
   // scripts/performance/utils/executors.py: sbatch --segment; 64 nodes of 4 GPUs in an NVL72
   // rack of 18 trays: segments of 16, 64 GPUs).
   int domain() const {
-    if (nvlink_domain <= gpus_per_node || gpus_per_node < 1) return gpus_per_node;
-    for (int trays = nvlink_domain / gpus_per_node; trays > 1; --trays)
-      if (nodes % trays == 0) return trays * gpus_per_node;
-    return gpus_per_node;
+    if (nvlink_domain <= gpus_per_node || gpus_per_node < 1 || nodes < 1) return gpus_per_node;
+    const int trays = nvlink_domain / gpus_per_node;
+    if (nodes <= trays) return nodes * gpus_per_node;  // the whole job in one domain
+    // The largest divisor of the nodes that fits a domain: the divisor pairs up to √nodes.
+    int best = 1;
+    for (int i = 1; static_cast<long long>(i) * i <= nodes; ++i) {
+      if (nodes % i != 0) continue;
+      if (i <= trays) best = std::max(best, i);
+      if (nodes / i <= trays) best = std::max(best, nodes / i);
+    }
+    return best * gpus_per_node;
   }
 };
 

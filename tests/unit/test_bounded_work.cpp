@@ -247,3 +247,18 @@ TEST_CASE("the verdict of 65,536 stages: a few stages evaluated, in bounded time
   // The ASan build takes well under a second; the bound leaves room for a loaded machine.
   CHECK(seconds_since(start) < 10);
 }
+
+TEST_CASE("an NVLink domain of half a million GPUs over a prime number of nodes plans at once",
+          "[hostile][bounded]") {
+  // A domain of half a million one-GPU nodes and 999,983 of them: the job's segment is the
+  // largest divisor of the nodes that fits a domain (here 1: a prime), found over the divisor
+  // pairs, never by counting down a million candidates per group.
+  const PlanResult p = test::plan_text(
+      "[model]\nlayers = 2\nhidden = 64\nheads = 1\nffn = 64\nvocab = 64\n[training]\n"
+      "seq_len = 64\nglobal_batch = 999983\n[parallel]\nzero = 1\n[cluster]\n"
+      "gpu = \"h100-sxm5-80gb\"\ngpus_per_node = 1\nnodes = 999983\nnvlink_domain = 500000\n");
+  CHECK(p.input.cluster.domain() == 1);
+  CHECK(test::load_text("[model]\npreset = \"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n"
+                        "gpus_per_node = 1\nnodes = 1000000\nnvlink_domain = 999999\n")
+            .input.cluster.domain() == 500000);  // 1,000,000 / 2: the largest divisor under it
+}

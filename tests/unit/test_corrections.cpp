@@ -540,7 +540,7 @@ TEST_CASE("MoE all-to-all across nodes: each GPU's own NIC, and DeepEP's one cop
 
 TEST_CASE("MoE allgather dispatcher: every rank gathers the group's tokens whole",
           "[corrections][comm]") {
-  // Megatron-Core's MoEAllGatherTokenDispatcher (NeMo-RL's default before v0.6): per MoE layer
+  // Megatron-Core's MoEAllGatherTokenDispatcher (NeMo-RL v0.5's default): per MoE layer
   // and micro-batch an all-gather of the hidden states and a reduce-scatter of the outputs, each
   // way, (ep − 1)/ep of ep × tokens × hidden × 2 B; the all-to-all sends a copy per routed expert
   // (8 of DeepSeek-V3's 256, at the 1.25 imbalance): 7 × 1.25 × 2 ... against 2 × 7.

@@ -64,10 +64,10 @@ TEST_CASE("RL step time and fit against published runs, by source", "[reference]
     }
   }
   CHECK(frameworks.size() >= 3);
-  CHECK(cases >= 50);
-  // Today: 47 of 50 runs fit in every phase; three verl runs with 20k-28k-token responses do
+  CHECK(cases >= 60);
+  // Today: 57 of 60 runs fit in every phase; three verl runs with 20k-28k-token responses do
   // not (docs/accuracy.md#rl).
-  CHECK(fit >= 47);
+  CHECK(fit >= 57);
   // Today's step errors (docs/accuracy.md#rl: still optimistic on colocated on-policy steps).
   // Off-policy dev runs within 10 % at the median; the dev set within 10 % signed; the
   // held-back sources within 20 % at the median, and not optimistic past 20 % nor pessimistic
@@ -76,15 +76,16 @@ TEST_CASE("RL step time and fit against published runs, by source", "[reference]
   // NeMo-RL GB200 and v0.6 tables taken whole (18 runs) they were at 19.7 % and -11.9 %. The
   // GB200 racks' NVLink domain (cluster.nvlink_domain) moved the MoE runs' all-to-all off the
   // network and showed how optimistic the RL MoE phases are there as on H100 (Qwen3-30B-A3B
-  // -14 % -> -49 %): 23.7 %, -19.6 % (docs/accuracy.md#rl).
+  // -14 % -> -49 %): 23.7 %, -19.6 %. With NeMo-RL's v0.4 table (27 runs): 20.2 %, -17.5 %
+  // (docs/accuracy.md#rl).
   REQUIRE(errors["dev"].size() == 11);
   CHECK(std::fabs(median(errors["dev off"])) < 0.10);
   CHECK(std::fabs(median(errors["dev"])) < 0.10);
   CHECK(median(errors["dev on"]) > -0.15);
-  REQUIRE(errors["held-back"].size() == 18);
+  REQUIRE(errors["held-back"].size() == 27);
   std::vector<double> held_abs;
   for (double e : errors["held-back"]) held_abs.push_back(std::fabs(e));
-  CHECK(median(held_abs) < 0.25);
-  CHECK(median(errors["held-back"]) > -0.21);
+  CHECK(median(held_abs) < 0.22);
+  CHECK(median(errors["held-back"]) > -0.19);
   CHECK(median(errors["held-back"]) < 0.10);
 }
