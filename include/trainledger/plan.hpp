@@ -115,6 +115,10 @@ struct RlResult {
   double samples = 0;             // sequences per step
   double tokens_per_step = 0;     // prompt and response tokens per step, at the means
   double host_bytes = 0;          // per node: sleeping engine weights and offloaded trainer state
+  // The bands on rl.time.step and rl.tokens_per_s_per_gpu, from the RL runs' residuals
+  // (docs/accuracy.md#bands); cases 0 when none was made.
+  Band step_band;
+  Band throughput_band;
 };
 
 struct Verdict {

@@ -204,7 +204,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
                   "share of the GPU memory to keep free (default 10%, as check): the verdict, "
                   "the levers and --max keep it");
   sub->add_option("--confidence", o.confidence,
-                  "confidence of the bands on the peak and the step time (default 90%; off: "
+                  "confidence of the bands on the peak and the step time, and an RL plan's RL step "
+                  "(default 90%; off: "
                   "the estimate alone): the verdict fits only when the band's upper end does "
                   "(docs/accuracy.md#bands), and --max holds it");
   return sub;

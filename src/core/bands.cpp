@@ -22,7 +22,8 @@ constexpr int k_min_time_cases = 10;
 
 // Memory: by dense or MoE and one GPU or several, then by one GPU or several, then every case
 // (the stacks' own residuals are too few per source to hold out a source: docs/accuracy.md).
-// Time: by stack, then every case.
+// Time: by stack and dense or MoE, then dense or MoE, then every case. RL steps: by dense or
+// MoE, then every RL case (the RL frameworks' runs are too few per stack).
 std::vector<double> family_ratios(Quantity q, const std::string& stack, bool moe, bool multi_gpu,
                                   const std::string& held_out, std::string& name) {
   struct Level {
@@ -31,7 +32,9 @@ std::vector<double> family_ratios(Quantity q, const std::string& stack, bool moe
   const std::vector<Level> levels =
       q == Quantity::memory
           ? std::vector<Level>{{false, true, true}, {false, false, true}, {false, false, false}}
-          : std::vector<Level>{{true, false, false}, {false, false, false}};
+      : q == Quantity::time
+          ? std::vector<Level>{{true, true, false}, {false, true, false}, {false, false, false}}
+          : std::vector<Level>{{false, true, false}, {false, false, false}};
   const int least = q == Quantity::memory ? k_min_memory_cases : k_min_time_cases;
   std::vector<double> out;
   for (const Level& l : levels) {
@@ -44,11 +47,12 @@ std::vector<double> family_ratios(Quantity q, const std::string& stack, bool moe
       out.push_back(r.ratio);
     }
     if (static_cast<int>(out.size()) >= least || (!l.stack && !l.moe && !l.multi)) {
-      std::string n;
-      if (l.stack) n = stack;
-      if (l.moe) n += std::string(n.empty() ? "" : " · ") + (moe ? "MoE" : "dense");
-      if (l.multi) n += std::string(n.empty() ? "" : " · ") + (multi_gpu ? "multi-GPU" : "one GPU");
-      name = n.empty() ? "every case" : n;
+      std::string n = q == Quantity::rl_step ? "RL" : "";
+      auto add = [&n](const std::string& part) { n += (n.empty() ? "" : " · ") + part; };
+      if (l.stack) add(stack);
+      if (l.moe) add(moe ? "MoE" : "dense");
+      if (l.multi) add(multi_gpu ? "multi-GPU" : "one GPU");
+      name = n.empty() ? "every case" : n == "RL" ? "every RL case" : n;
       break;
     }
   }
@@ -76,6 +80,7 @@ Band make_band(Quantity q, const PlanInput& in, double value, double measured, d
   const std::vector<double> sorted =
       family_ratios(q, std::string(to_string(in.training.framework)), in.model.experts > 1,
                     in.cluster.world_size() > 1, "", b.family);
+  if (sorted.empty()) return Band{};
   const auto [lo, hi] = ratio_range(sorted, c);
   const double estimated = std::max(0.0, value - measured);
   b.low = value - estimated + estimated * lo;
@@ -86,6 +91,15 @@ Band make_band(Quantity q, const PlanInput& in, double value, double measured, d
   b.ratio_high = hi;
   b.measured = value - estimated;
   return b;
+}
+
+// The band of a throughput from its step's band: inverse, so its low end is the step's high end.
+Band inverse_band(const Band& step_band, double step, const LineItem* tput) {
+  if (!tput || step_band.cases == 0) return Band{};
+  Band t = step_band;
+  t.low = tput->value * step / step_band.high;
+  t.high = tput->value * step / step_band.low;
+  return t;
 }
 
 }  // namespace
@@ -113,23 +127,27 @@ void apply_bands(PlanResult& plan, double confidence) {
   plan.step_band = Band{};
   plan.throughput_band = Band{};
   const LineItem* step = find_item(plan.time, ItemId::time_step);
-  if (!step || !(step->value > 0)) return;
-  double measured_time = 0;
-  for (ItemId id :
-       {ItemId::time_compute, ItemId::time_recompute, ItemId::time_comm_exposed,
-        ItemId::time_bubble, ItemId::time_optimizer, ItemId::time_offload, ItemId::time_host}) {
-    const LineItem* i = find_item(plan.time, id);
-    if (i && i->kind == Kind::measured) measured_time += i->value;
+  if (step && step->value > 0) {
+    double measured_time = 0;
+    for (ItemId id :
+         {ItemId::time_compute, ItemId::time_recompute, ItemId::time_comm_exposed,
+          ItemId::time_bubble, ItemId::time_optimizer, ItemId::time_offload, ItemId::time_host}) {
+      const LineItem* i = find_item(plan.time, id);
+      if (i && i->kind == Kind::measured) measured_time += i->value;
+    }
+    plan.step_band = make_band(Quantity::time, plan.input, step->value, measured_time, confidence);
+    plan.throughput_band = inverse_band(
+        plan.step_band, step->value, find_item(plan.time, ItemId::throughput_tokens_per_s_per_gpu));
   }
-  plan.step_band = make_band(Quantity::time, plan.input, step->value, measured_time, confidence);
-  const LineItem* tput = find_item(plan.time, ItemId::throughput_tokens_per_s_per_gpu);
-  if (tput && plan.step_band.cases > 0) {
-    // Throughput is inverse to the step time: its low end is the step's high end.
-    Band& t = plan.throughput_band;
-    t = plan.step_band;
-    t.low = tput->value * step->value / plan.step_band.high;
-    t.high = tput->value * step->value / plan.step_band.low;
-  }
+  // RL plans: the RL step from the RL runs' residuals (its parts are estimated, none measured).
+  RlResult& rl = plan.rl;
+  rl.step_band = Band{};
+  rl.throughput_band = Band{};
+  const LineItem* rl_step = rl.present ? find_item(rl.time, ItemId::rl_time_step) : nullptr;
+  if (!rl_step || !(rl_step->value > 0)) return;
+  rl.step_band = make_band(Quantity::rl_step, plan.input, rl_step->value, 0, confidence);
+  rl.throughput_band = inverse_band(rl.step_band, rl_step->value,
+                                    find_item(rl.time, ItemId::rl_tokens_per_s_per_gpu));
 }
 
 void judge(PlanResult& plan, double capacity_bytes, double required_headroom, double confidence) {

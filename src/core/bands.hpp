@@ -7,7 +7,8 @@
 
 namespace trainledger {
 
-enum class Quantity { memory, time };
+// memory: a peak; time: a training step; rl_step: an RL post-training step (docs/rl.md).
+enum class Quantity { memory, time, rl_step };
 
 // One reference case: measured / predicted (for time, of the step time), with the tags of its
 // plan's family. The table is generated (src/core/band_data.cpp, by scripts/bands --write).
@@ -15,7 +16,7 @@ struct Residual {
   Quantity quantity;
   const char* plan;    // under tests/reference, with the measured quantity in parentheses
   const char* source;  // a memory source folder or a time group: the unit of leave-one-out
-  const char* stack;   // training.framework as resolved
+  const char* stack;   // training.framework as resolved (RL: the RL framework of the source)
   bool moe;
   bool multi_gpu;
   bool small;  // under 10 B parameters

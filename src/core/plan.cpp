@@ -257,11 +257,11 @@ PlanResult compute_plan(const PlanInput& input, const PlanScope& scope) {
     r.reliability = reliability_items<Expr>(input, r.derived, r.time);
   }
   add_warnings(input, r);
-  apply_bands(r, k_default_confidence);
   if (input.rl.enabled && scope.time && scope.scaling) {
     r.rl = compute_rl(r);
     r.verdict.rl_fits = r.rl.problem.empty();
   }
+  apply_bands(r, k_default_confidence);
   return r;
 }
 

@@ -326,6 +326,19 @@ json derived_json(const Derived& d) {
           {"tokens_per_step", d.tokens_per_step}};
 }
 
+// The bands of a step and its throughput on their items (docs/json-schema.md): "band" and
+// "band_family" where the plan has one.
+void add_bands(json& items, const char* step_id, const Band& step, const char* tput_id,
+               const Band& tput) {
+  for (auto& item : items) {
+    const Band* b = item["id"] == step_id ? &step : item["id"] == tput_id ? &tput : nullptr;
+    if (b && b->cases > 0) {
+      item["band"] = json{b->low, b->high};
+      item["band_family"] = b->family;
+    }
+  }
+}
+
 json plan_json(const PlanResult& plan, const PlanSource& loaded) {
   json j;
   j["schema"] = k_schema;
@@ -396,12 +409,8 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
   j["verdict"]["band_family"] = pb.cases > 0 ? json(pb.family) : json(nullptr);
   j["verdict"]["band_cases"] = pb.cases;
   j["verdict"]["fits_band"] = plan.verdict.band_fits;
-  for (auto& item : j["time"]["items"]) {
-    const Band* b = item["id"] == "time.step"                         ? &plan.step_band
-                    : item["id"] == "throughput.tokens_per_s_per_gpu" ? &plan.throughput_band
-                                                                      : nullptr;
-    if (b && b->cases > 0) item["band"] = json{b->low, b->high};
-  }
+  add_bands(j["time"]["items"], "time.step", plan.step_band, "throughput.tokens_per_s_per_gpu",
+            plan.throughput_band);
   if (plan.rl.present) {
     // RL post-training (docs/rl.md, docs/json-schema.md#rl): memory per phase, the step's
     // phases and the engine's KV cache.
@@ -441,6 +450,8 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
                {"problem", rl.problem.empty() ? json(nullptr) : json(rl.problem)},
                {"time", {{"items", items_json(rl.time)}}},
                {"timeline", timeline}};
+    add_bands(j["rl"]["time"]["items"], "rl.time.step", rl.step_band, "rl.tokens_per_s_per_gpu",
+              rl.throughput_band);
     j["verdict"]["rl_fits"] = plan.verdict.rl_fits;
     j["verdict"]["rl_phase"] = rl.phases.empty() ? json(nullptr) : json(rl.phases[rl.worst].name);
   }

@@ -165,6 +165,7 @@ std::string rl_section(const PlanResult& plan, MemUnits u) {
   }
   if (!rl.problem.empty()) out += "\n**RL: does not fit**: " + text::markdown(rl.problem) + "\n";
   out += items_table("RL step time", rl.time, u);
+  if (rl.step_band.cases > 0) out += "\n" + text::markdown(rl_band_line(plan)) + "\n";
   out += mermaid_rl_timeline(plan);
   return out;
 }

@@ -159,20 +159,34 @@ std::string throughput_line(const PlanResult& plan) {
   return s;
 }
 
-std::string time_band_line(const PlanResult& plan) {
-  const Band& s = plan.step_band;
-  const Band& t = plan.throughput_band;
-  const LineItem* step = find_item(plan.time, ItemId::time_step);
-  const LineItem* tput = find_item(plan.time, ItemId::throughput_tokens_per_s_per_gpu);
+namespace {
+
+// "90 % band: step 42.02 s (…) · 780 tokens/s per GPU (…) (docs/accuracy.md#bands: …)".
+std::string band_line(const char* what, const char* cases, const Band& s, const Band& t,
+                      const LineItem* step, const LineItem* tput) {
   if (!step || s.cases == 0) return "";
   std::string line =
-      fmt::format("{:.0f} % band: step {} ({}-{})", 100 * s.confidence,
+      fmt::format("{:.0f} % band: {} {} ({}-{})", 100 * s.confidence, what,
                   format_duration(step->value), format_duration(s.low), format_duration(s.high));
   if (tput && t.cases > 0)
     line += fmt::format(" · {} tokens/s per GPU ({}-{})", format_number(std::round(tput->value)),
                         format_number(std::round(t.low)), format_number(std::round(t.high)));
-  return line +
-         fmt::format(" (docs/accuracy.md#bands: family {}, {} reference cases)", s.family, s.cases);
+  return line + fmt::format(" (docs/accuracy.md#bands: family {}, {} reference {})", s.family,
+                            s.cases, cases);
+}
+
+}  // namespace
+
+std::string time_band_line(const PlanResult& plan) {
+  return band_line("step", "cases", plan.step_band, plan.throughput_band,
+                   find_item(plan.time, ItemId::time_step),
+                   find_item(plan.time, ItemId::throughput_tokens_per_s_per_gpu));
+}
+
+std::string rl_band_line(const PlanResult& plan) {
+  return band_line("RL step", "runs", plan.rl.step_band, plan.rl.throughput_band,
+                   find_item(plan.rl.time, ItemId::rl_time_step),
+                   find_item(plan.rl.time, ItemId::rl_tokens_per_s_per_gpu));
 }
 
 std::string reliability_line(const PlanResult& plan, double unit_bytes, const std::string& unit) {

@@ -66,6 +66,8 @@ std::vector<TimeRow> time_rows(const PlanResult& plan);
 std::string throughput_line(const PlanResult& plan);
 // "90 % band: step 46.1 s (41.2 s-53.0 s) · 711 tokens/s per GPU (…)", or "" without a band.
 std::string time_band_line(const PlanResult& plan);
+// The RL step's band and its throughput's, with the family they come from ("" when none).
+std::string rl_band_line(const PlanResult& plan);
 std::string reliability_line(const PlanResult& plan, double unit_bytes, const std::string& unit);
 
 // The verdict as one sentence.

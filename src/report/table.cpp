@@ -349,6 +349,7 @@ std::string rl_section(const PlanResult& plan, MemUnits u, std::size_t columns) 
   const LineItem* step = find_item(rl.time, ItemId::rl_time_step);
   std::string rows = items_rows("RL step time (per step)", rl.time, u, 0, columns);
   out += rows;
+  if (rl.step_band.cases > 0) out += rl_band_line(plan) + "\n";
   if (step && step->value > 0) {
     // From the step's timeline (core): the parts the step waits for, and those that overlap.
     std::string shares, hidden;
