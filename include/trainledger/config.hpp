@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainledger/plan.hpp"
@@ -114,5 +115,11 @@ double key_max(const std::string& full_name);
 
 // The key table as Markdown (docs/config.md is generated from it).
 std::string keys_markdown();
+
+// The plan key a message is about: its first word of the form section.name ("unknown key
+// model.layerz (did you mean ...)" → "model.layerz", "parallel.tp (6) must divide ..." →
+// "parallel.tp"), whether or not the name is a key; the section when the message is about the
+// section ("parallel: tp × pp × cp = 3 ..." → "parallel"); empty when it names none.
+std::string key_in_message(std::string_view message);
 
 }  // namespace trainledger::config

@@ -171,6 +171,7 @@ config::LoadedPlan load(const PlanOptions& o) {
   lo.calibration = o.calibration;
   lo.imports = imports_of(o.from);
   lo.free_layout = o.free_layout;
+  if (o.text) return config::load_plan_text(o.text->text, o.text->name, o.text->base_dir, lo);
   // --from without a plan: the imported config and --set alone, not the default plan's scenario.
   if (o.plan.empty() && !lo.imports.empty()) return config::load_plan_text("", "(--from)", "", lo);
   if (o.plan.empty()) {

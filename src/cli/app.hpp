@@ -2,6 +2,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,19 @@ inline constexpr int k_exit_unsure = 4;  // check --strict: a plan fits but rest
 // Runs `trainledger args...`; writes results to `out`, messages to `err`; returns the exit code.
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// A plan given as text rather than as a file (the Python module, docs/python.md): named `name`
+// in messages; its relative paths resolve against `base_dir`, and stay inside it, as a plan
+// file's stay inside its folder.
+struct PlanText {
+  std::string text;
+  std::string name;
+  std::string base_dir;
+};
+
 // Options shared by subcommands that load a plan.
 struct PlanOptions {
   std::string plan;               // empty: the embedded default plan
+  std::optional<PlanText> text;   // instead of `plan`: the plan's text
   std::vector<std::string> sets;  // --set section.key=value
   std::string format = "table";
   std::string units = "gib";
@@ -71,8 +82,9 @@ report::Options report_options(const PlanOptions& o);
 struct ExplainOptions {
   PlanOptions plan;
   std::string item;
-  int stage = -1;     // -1: the worst stage
-  std::string phase;  // empty: the stage's peak phase
+  int stage = -1;               // -1: the worst stage
+  std::string phase;            // empty: the stage's peak phase
+  std::string format = "text";  // text or json (trainledger.explain/1)
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanOptions& o);
@@ -83,6 +95,7 @@ int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err);
 
 struct CheckOptions {
   std::vector<std::string> plans;
+  std::optional<PlanText> text;  // instead of `plans`: one plan's text
   std::vector<std::string> sets;
   std::vector<std::string> calibration;  // --calibration PROFILE (repeatable)
   std::string color = "auto";            // --color auto|always|never
@@ -126,8 +139,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepOptions& o);
 int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err);
 
 struct DiffOptions {
-  PlanOptions plan;   // A (its --set apply to B only)
-  std::string other;  // B; empty: A with --set
+  PlanOptions plan;                    // A (its --set apply to B only)
+  std::string other;                   // B; empty: A with --set
+  std::optional<PlanText> other_text;  // instead of `other`: B's text
   std::vector<std::string> sets_b;
   std::string format = "table";
 };

@@ -46,6 +46,7 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
                   double confidence) {
   PlanOptions po;
   po.plan = name;
+  po.text = o.text;
   po.sets = o.sets;
   po.calibration = o.calibration;
   po.from = o.from;
@@ -53,7 +54,10 @@ Checked check_one(const CheckOptions& o, const std::string& name, double headroo
   c.strict = o.strict;
   // A file name is a pull request's text: printable (no newline, escape or invalid UTF-8) in
   // every report of the run.
-  c.name = name.empty() ? "(default plan)" : name == "-" ? "(stdin)" : text::printable(name);
+  c.name = o.text         ? text::printable(o.text->name)
+           : name.empty() ? "(default plan)"
+           : name == "-"  ? "(stdin)"
+                          : text::printable(name);
   c.loaded = load(po);
   // The gate needs the verdict, the worst stage and the fixes, not every stage's ledger: only
   // the stages that can hold the peak are evaluated (the same verdict, bit for bit), so a plan
@@ -445,7 +449,7 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   const double headroom = config::parse_share_option("--headroom", o.headroom);
   const double confidence = config::parse_confidence_option(o.confidence);
   if (!o.capacity.empty()) config::parse_size_option("--capacity", o.capacity);
-  if (o.plans.empty()) {
+  if (o.plans.empty() && !o.text) {
     // A CI step whose glob matched nothing must not pass.
     err << "trainledger check: no plan files given (a glob that matched nothing?)\n"
            "usage: trainledger check PLAN... [--set ...] [--capacity SIZE] [--headroom 10%]\n"
@@ -454,9 +458,11 @@ int run_check(const CheckOptions& o, std::ostream& out, std::ostream& err) {
   }
   std::vector<Checked> all;
   // Every plan is checked and reported, broken ones included; their errors go to stderr.
-  for (const std::string& given : o.plans) {
+  // A plan given as text (the Python module) is the one plan checked.
+  const std::vector<std::string> names = o.text ? std::vector<std::string>{o.text->name} : o.plans;
+  for (const std::string& given : names) {
     std::string name = given;
-    if (name == "default" && !std::filesystem::exists(name)) name.clear();
+    if (!o.text && name == "default" && !std::filesystem::exists(name)) name.clear();
     try {
       all.push_back(check_one(o, name, headroom, confidence));
     } catch (const config::ConfigError& e) {

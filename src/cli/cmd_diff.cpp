@@ -112,7 +112,8 @@ int run_diff(const DiffOptions& o, std::ostream& out, std::ostream& /*err*/) {
   pa.sets.clear();
   PlanOptions pb = o.plan;
   if (!o.other.empty()) pb.plan = o.other;
-  if (o.other.empty() && o.plan.sets.empty())
+  if (o.other_text) pb.text = o.other_text;
+  if (o.other.empty() && !o.other_text && o.plan.sets.empty())
     throw config::ConfigError({config::Diagnostic{
         config::Origin{"diff", 0, 0, "option"},
         "nothing to compare: give a second plan or a change with --set KEY=VALUE"}});
@@ -139,9 +140,11 @@ int run_diff(const DiffOptions& o, std::ostream& out, std::ostream& /*err*/) {
   const std::vector<Row> time = rows_of(a.time, b.time);
   const std::vector<Row> comm = rows_of(a.communication, b.communication);
   const std::vector<Row> reliability = rows_of(a.reliability, b.reliability);
-  const std::string name_b = o.other.empty() ? la.source + " with --set" : lb.source;
+  const std::string name_b =
+      o.other.empty() && !o.other_text ? la.source + " with --set" : lb.source;
   if (o.format == "json") {
     nlohmann::json j;
+    j["schema"] = "trainledger.diff/1";
     j["a"] = {{"plan", la.source},
               {"worst_stage", a.worst_stage},
               {"peak_bytes", a.verdict.peak_bytes},

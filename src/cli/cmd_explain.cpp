@@ -1,6 +1,7 @@
 // `trainledger explain ITEM`: one line item's formula, terms and source.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <optional>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "json_parts.hpp"
 #include "trainledger/plan.hpp"
 #include "trainledger/text.hpp"
 
@@ -47,14 +49,29 @@ CLI::App* add_explain_command(CLI::App& app, ExplainOptions& o) {
                   "phase for memory items: init, forward, backward, optimizer or checkpoint "
                   "(default: the stage's peak phase, else the first phase that has the item)")
       ->check(CLI::IsMember({"init", "forward", "backward", "optimizer", "checkpoint"}));
+  sub->add_option("--format", o.format,
+                  "text (default) or json (trainledger.explain/1: the item as plan's JSON writes "
+                  "it, where it was found and the inputs its time read)")
+      ->check(CLI::IsMember({"text", "json"}));
   return sub;
 }
+
+namespace {
+
+// An input a communication item's time read: the plan key, its value as written, its kind
+// (measured, preset, default, ...) and where it was given.
+struct ReadInput {
+  std::string key;
+  std::string value;
+  std::string kind;
+  std::string origin;  // empty, or the same as the kind: not shown
+};
 
 // The link keys a communication item's time was read from (Collective::inputs, recorded by the
 // core from the time's own formula; docs/calibration.md), each with its value
 // and where it came from: a calibration profile's line ("measured"), the GPU preset or the
 // default. (The terms of other items name their plan keys and sources themselves.)
-std::string inputs_of(const LineItem& item, const config::LoadedPlan& loaded) {
+std::vector<ReadInput> inputs_read(const LineItem& item, const config::LoadedPlan& loaded) {
   std::vector<std::string> keys;
   for (const Collective& c : item.collectives)
     for (const Term& t : c.inputs)
@@ -63,26 +80,51 @@ std::string inputs_of(const LineItem& item, const config::LoadedPlan& loaded) {
   std::stable_partition(keys.begin(), keys.end(), [](const std::string& k) {
     return k.find("bandwidth") != std::string::npos;
   });
-  std::string out;
+  std::vector<ReadInput> out;
   for (const std::string& k : keys)
     for (const config::ResolvedValue& r : loaded.resolved) {
       if (r.key != k) continue;
       const Source s = loaded.input.provenance.of(k);
       const std::string kind = s == Source::calibration ? "measured" : std::string(to_string(s));
-      const std::string where = r.origin.to_string();
-      out += fmt::format("  {:<8} {} = {} ({}{})\n", out.empty() ? "inputs" : "", k,
-                         text::printable(r.display), kind,
-                         where.empty() || where == kind ? "" : ": " + where);
+      const std::string where = text::printable(r.origin.to_string());
+      out.push_back({k, text::printable(r.display), kind, where == kind ? "" : where});
     }
   return out;
 }
+
+std::string inputs_text(const std::vector<ReadInput>& inputs) {
+  std::string out;
+  for (const ReadInput& i : inputs)
+    out += fmt::format("  {:<8} {} = {} ({}{})\n", out.empty() ? "inputs" : "", i.key, i.value,
+                       i.kind, i.origin.empty() ? "" : ": " + i.origin);
+  return out;
+}
+
+}  // namespace
 
 int run_explain(const ExplainOptions& o, std::ostream& out, std::ostream& err) {
   const config::LoadedPlan loaded = load(o.plan);
   const PlanResult plan = sound_plan(loaded);
   const report::Options ro = report_options(o.plan);
   const auto show = [&](const LineItem& item, const std::string& where) {
-    out << report::render_explain(item, where, ro) << inputs_of(item, loaded);
+    const std::vector<ReadInput> inputs = inputs_read(item, loaded);
+    if (o.format != "json") {
+      out << report::render_explain(item, where, ro) << inputs_text(inputs);
+      return;
+    }
+    nlohmann::ordered_json read = nlohmann::ordered_json::array();
+    for (const ReadInput& i : inputs)
+      read.push_back({{"key", i.key},
+                      {"value", i.value},
+                      {"kind", i.kind},
+                      {"origin", i.origin.empty() ? nlohmann::ordered_json(nullptr)
+                                                  : nlohmann::ordered_json(i.origin)}});
+    const nlohmann::ordered_json j = {{"schema", "trainledger.explain/1"},
+                                      {"plan", text::printable(loaded.source)},
+                                      {"where", where},
+                                      {"item", report::line_item_json(item)},
+                                      {"inputs_read", read}};
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   };
   if (o.stage >= static_cast<int>(plan.stages.size())) {
     err << fmt::format("trainledger: error: --stage {}: the plan has {} stage(s)\n", o.stage,

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <thread>
@@ -461,6 +462,22 @@ int run_search(const SearchCliOptions& o, std::ostream& out, std::ostream& err) 
     }
     if (hi < 0) {
       if (tty) err << "\r\033[K";
+      if (o.format == "json") {
+        // The same document as a search that found layouts, with none in it.
+        const nlohmann::json j = {
+            {"schema", "trainledger.search/1"},
+            {"search",
+             {{"model", base.model.name},
+              {"gpu", base.cluster.gpu.name},
+              {"fewest", true},
+              {"found", false},
+              {"limit_gpus", limit},
+              {"target_step_s", target > 0 ? nlohmann::json(target) : nlohmann::json(nullptr)}}},
+            {"top", nlohmann::json::array()},
+            {"pareto", nlohmann::json::array()}};
+        out << j.dump(2) << "\n";
+        return k_exit_does_not_fit;
+      }
       out << fmt::format("no layout on up to {} GPUs fits{}\n", limit,
                          target > 0 ? fmt::format(" and reaches a step of {}", ms(target)) : "");
       return k_exit_does_not_fit;

@@ -171,6 +171,7 @@ int run_sweep(const SweepOptions& o, std::ostream& out, std::ostream& err) {
   for (const Point& p : points) invalid += p.plan ? 0 : 1;
   if (o.format == "json") {
     nlohmann::json j;
+    j["schema"] = "trainledger.sweep/1";
     j["vary"] = nlohmann::json::array();
     for (const Axis& a : axes) j["vary"].push_back({{"key", a.key}, {"values", a.values}});
     j["show"] = show;

@@ -227,6 +227,7 @@ void print_search(const SearchRun& run, const SearchOptions& so, const std::stri
   const SearchResult& r = run.result;
   if (format == "json") {
     nlohmann::json j;
+    j["schema"] = "trainledger.search/1";
     j["search"] = {{"model", run.input.model.name},
                    {"gpu", run.input.cluster.gpu.name},
                    {"gpus", run.world},

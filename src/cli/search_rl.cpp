@@ -211,6 +211,7 @@ int run_rl_search(const SearchCliOptions& o, const PlanInput& given, const Searc
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (o.format == "json") {
     nlohmann::json j;
+    j["schema"] = "trainledger.search/1";
     j["search"] = {{"kind", "rl"},
                    {"model", base.model.name},
                    {"gpu", base.cluster.gpu.name},

@@ -247,6 +247,36 @@ const KeySpec* find_key(std::string_view section, std::string_view name) {
   return nullptr;
 }
 
+std::string key_in_message(std::string_view message) {
+  const auto word_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  // A message about a whole section starts with its name ("parallel: tp × pp × cp = ...").
+  for (std::string_view s : section_names())
+    if (message.size() > s.size() && message.substr(0, s.size()) == s && message[s.size()] == ':')
+      return std::string(s);
+  std::size_t i = 0;
+  while (i < message.size()) {
+    // A word starts where the previous character is not part of one.
+    if (!word_char(message[i]) || (i > 0 && (word_char(message[i - 1]) || message[i - 1] == '.'))) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < message.size() && (word_char(message[end]) || message[end] == '.')) ++end;
+    std::string_view word = message.substr(i, end - i);
+    while (!word.empty() && word.back() == '.') word.remove_suffix(1);  // a sentence's full stop
+    const std::size_t dot = word.find('.');
+    if (dot != std::string_view::npos && dot + 1 < word.size()) {
+      const std::string_view section = word.substr(0, dot);
+      for (std::string_view s : section_names())
+        if (s == section) return std::string(word);
+    }
+    i = end;
+  }
+  return {};
+}
+
 double key_max(const std::string& full_name) {
   const auto dot = full_name.find('.');
   if (dot == std::string::npos) return 0;

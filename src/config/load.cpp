@@ -321,6 +321,11 @@ double parse_confidence_option(const std::string& text) {
 
 LoadedPlan load_plan_text(const std::string& text, const std::string& name,
                           const std::string& base_dir, const LoadOptions& options) {
+  // As bounded as a file (the Python module's plans come as text).
+  if (text.size() > k_max_plan_bytes)
+    throw ConfigError({Diagnostic{
+        Origin{name, 0, 0, "file"},
+        fmt::format("cannot read the plan {}: larger than {} bytes", name, k_max_plan_bytes)}});
   return load(text, name, base_dir, options);
 }
 

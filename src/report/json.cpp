@@ -488,6 +488,8 @@ json plan_json(const PlanResult& plan, const PlanSource& loaded) {
 
 }  // namespace
 
+nlohmann::ordered_json line_item_json(const LineItem& item) { return item_json(item); }
+
 std::string render_json(const PlanResult& plan, const PlanSource& loaded) {
   return plan_json(plan, loaded).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
          "\n";

@@ -14,4 +14,8 @@ namespace trainledger::report {
 // {id, bytes, changes: [{key, from, to}], knob (as text), freed_bytes, then_fits}.
 nlohmann::ordered_json fixes_json(const std::vector<Fix>& fixes);
 
+// One line item as plan's JSON writes it in its sections (explain --format json): id, role,
+// label, value, unit, formula, terms, inputs, source, kind, time and collectives.
+nlohmann::ordered_json line_item_json(const LineItem& item);
+
 }  // namespace trainledger::report
