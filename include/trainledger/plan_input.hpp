@@ -30,6 +30,11 @@ enum class Loss { standard, chunked, fused };
 // Transformer Engine's FusedAdam, DeepSpeed's FusedAdam).
 enum class OptimizerImpl { foreach, for_loop, fused };
 enum class CheckpointFormat { sharded, gathered };
+// How a MoE layer's tokens reach their experts across the expert-parallel group
+// (parallel.ep_dispatch): NCCL's all-to-all (Megatron-Core's alltoall dispatcher, the default),
+// DeepEP's internode kernels (one copy per remote node, forwarded over NVLink), or Megatron-Core's
+// allgather dispatcher (the group's tokens gathered whole, the outputs reduce-scattered).
+enum class EpDispatch { nccl, deepep, allgather };
 // The training stack whose conventions a plan follows (docs/formulas.md#frameworks): generic
 // (the source documents' conventions), PyTorch (AMP, DDP, FSDP, torchtitan), Hugging Face
 // Trainer (PyTorch plus the transformers modeling code), Megatron-LM, or DeepSpeed.
@@ -146,17 +151,16 @@ struct ParallelSpec {
   bool overlap_tp = false;  // TP collectives overlapped with compute
   bool overlap_cp = true;   // ring-attention exchange overlapped with attention
   bool overlap_param_gather = false;  // ZeRO-1/2 parameter all-gather behind the next forward
-  // parallel.ep_dispatch = "deepep": the MoE dispatch and combine across nodes as DeepEP's
-  // internode kernels run them (one copy per remote node, forwarded over NVLink), not NCCL's
-  // all-to-all.
-  bool ep_deepep = false;
-  bool ep_allgather = false;  // Megatron-Core's allgather token dispatcher
+  EpDispatch ep_dispatch = EpDispatch::nccl;  // parallel.ep_dispatch
   bool tree_allreduce = false;
 };
 
 // Peak dense FLOP/s per compute dtype; 0 where the GPU has no such mode.
 struct PeakFlops {
   double fp32 = 0, tf32 = 0, bf16 = 0, fp16 = 0, fp8 = 0;
+  // The 6- and 4-bit block-scaled formats' peaks (MXFP6, MXFP4, NVFP4): listed by the presets
+  // and `trainledger gpus`; no training precision here uses them yet.
+  double fp6 = 0, fp4 = 0;
   bool any() const { return fp32 > 0 || tf32 > 0 || bf16 > 0 || fp16 > 0 || fp8 > 0; }
 };
 // The dense peak for GEMMs in `t` (0: the GPU has no such mode; int8 has none here).
@@ -335,6 +339,7 @@ std::string_view to_string(QkNorm q);
 std::string_view to_string(Loss l);
 std::string_view to_string(OptimizerImpl o);
 std::string_view to_string(CheckpointFormat f);
+std::string_view to_string(EpDispatch d);
 std::string_view to_string(Framework f);
 std::string_view to_string(RlAlgorithm a);
 std::string_view to_string(RlPlacement p);

@@ -39,15 +39,24 @@ int run_models(std::ostream& out) {
 }
 
 int run_gpus(std::ostream& out) {
-  out << fmt::format("{:<16} {:>10} {:>10} {:>12} {:>12}  {}\n", "preset", "memory", "(GiB)",
-                     "bf16 TFLOP/s", "HBM TB/s", "device");
+  // Dense peaks per precision in TFLOP/s ("-": the GPU has no such mode, or no source gives it).
+  const auto peak = [](double flops) {
+    return flops > 0 ? fmt::format("{:.1f}", flops / 1e12) : std::string("-");
+  };
+  out << fmt::format("{:<16} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6}  {}\n",
+                     "preset", "memory", "(GiB)", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4",
+                     "HBM", "device");
   for (const config::PresetInfo& p : config::gpu_presets()) {
     const GpuSpec g = config::load_gpu_preset(p.name);
-    out << fmt::format("{:<16} {:>10} {:>10.2f} {:>12.1f} {:>12.2f}  {}\n", p.name,
-                       fmt::format("{} MiB", g.memory_bytes / (1024 * 1024)),
-                       static_cast<double>(g.memory_bytes) / k_gib, g.peak_flops.bf16 / 1e12,
+    const PeakFlops& f = g.peak_flops;
+    out << fmt::format("{:<16} {:>10} {:>8.2f} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6.2f}  {}\n",
+                       p.name, fmt::format("{} MiB", g.memory_bytes / (1024 * 1024)),
+                       static_cast<double>(g.memory_bytes) / k_gib, peak(f.tf32), peak(f.fp16),
+                       peak(f.bf16), peak(f.fp8), peak(f.fp6), peak(f.fp4),
                        g.memory_bandwidth / 1e12, g.name);
   }
+  out << "dense peaks in TFLOP/s (no 2:4 sparsity); HBM in TB/s; fp6 and fp4 are listed, not "
+         "planned (docs/config.md#cluster)\n";
   return k_exit_ok;
 }
 

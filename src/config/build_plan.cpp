@@ -287,8 +287,10 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
   p.overlap_tp = in.boolean("parallel.overlap_tp");
   p.overlap_cp = in.boolean("parallel.overlap_cp");
   p.overlap_param_gather = in.boolean("parallel.overlap_param_gather");
-  p.ep_deepep = in.text("parallel.ep_dispatch") == "deepep";
-  p.ep_allgather = in.text("parallel.ep_dispatch") == "allgather";
+  const std::string dispatch = in.text("parallel.ep_dispatch");
+  p.ep_dispatch = dispatch == "deepep"      ? EpDispatch::deepep
+                  : dispatch == "allgather" ? EpDispatch::allgather
+                                            : EpDispatch::nccl;
   p.tree_allreduce = in.text("parallel.allreduce") == "tree";
   return p;
 }

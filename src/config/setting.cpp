@@ -176,11 +176,13 @@ class Converter {
                      : name == "bf16" ? &pf.bf16
                      : name == "fp16" ? &pf.fp16
                      : name == "fp8"  ? &pf.fp8
+                     : name == "fp6"  ? &pf.fp6
+                     : name == "fp4"  ? &pf.fp4
                                       : nullptr;
       if (!slot) {
         m_errors.push_back(Diagnostic{
             m_v.key_origins[i],
-            fmt::format("{}: unknown dtype \"{}\" (expected fp32, tf32, bf16, fp16, fp8)",
+            fmt::format("{}: unknown dtype \"{}\" (expected fp32, tf32, bf16, fp16, fp8, fp6, fp4)",
                         m_spec.full_name(), name)});
         ok = false;
         continue;

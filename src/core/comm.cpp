@@ -335,7 +335,8 @@ void ep_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, 
   const double per_mb = moe_share * (4.0 * layers + 2.0 * full_recomputed_layers(in, layers));
   const Group g = group_of(in, "ep", p.ep);
   const int nodes = g.nodes();
-  if (p.ep_deepep && g.link.inter_node && nodes > 1 && g.ranks_per_node < g.size) {
+  if (p.ep_dispatch == EpDispatch::deepep && g.link.inter_node && nodes > 1 &&
+      g.ranks_per_node < g.size) {
     // DeepEP's internode kernels (deep_ep/buffer.py internode_dispatch/combine): a token
     // crosses the network once per remote node holding one of its experts, to the GPU of the
     // same index there, and NVLink forwards it to the experts' GPUs (not timed: NVLink is
@@ -349,7 +350,7 @@ void ep_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, 
     b.add(CollKind::all_to_all, g, message * remote_nodes / nccl_copies,
           per_mb * static_cast<double>(d.grad_accum),
           "routed tokens (DeepEP: one copy per remote node, NVLink-forwarded)");
-  } else if (p.ep_allgather) {
+  } else if (p.ep_dispatch == EpDispatch::allgather) {
     // Megatron-Core's MoEAllGatherTokenDispatcher (transformer/moe/token_dispatcher.py,
     // token_permutation / token_unpermutation): each rank gathers the hidden states of the whole
     // group (gather_from_sequence_parallel_region) and reduce-scatters its experts' outputs back

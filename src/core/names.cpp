@@ -68,6 +68,18 @@ std::string_view to_string(GradSync g) {
   return g == GradSync::every_micro_batch ? "every_micro_batch" : "last_micro_batch";
 }
 
+std::string_view to_string(EpDispatch d) {
+  switch (d) {
+    case EpDispatch::nccl:
+      return "nccl";
+    case EpDispatch::deepep:
+      return "deepep";
+    case EpDispatch::allgather:
+      return "allgather";
+  }
+  return "nccl";
+}
+
 std::string_view to_string(Offload o) {
   switch (o) {
     case Offload::none:

@@ -217,9 +217,14 @@ void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
         time_item(ItemId::rl_time_critic_training, "critic training", train_e, k_src_train);
   if (rl.rollout()) {
     // Over NVLink when every GPU the sync touches shares one NVLink domain (a node, or an
-    // NVL72 rack: cluster.nvlink_domain), else over the network.
+    // NVL72 rack: cluster.nvlink_domain), else over the network. The domain is the whole
+    // job's: split, the rollout pool's nodes (whole nodes, as the launcher places them) join
+    // the training nodes, so two pools in one rack sync over NVLink.
     const int touched = split ? train_gpus + rl.rollout_gpus : train_gpus;
-    const bool one_domain = touched <= c.domain();
+    ClusterSpec job = c;
+    if (split && c.gpus_per_node > 0)
+      job.nodes = c.nodes + (rl.rollout_gpus + c.gpus_per_node - 1) / c.gpus_per_node;
+    const bool one_domain = touched <= job.domain();
     const double link = one_domain ? c.intra_node_bandwidth : c.inter_node_bandwidth;
     if (link > 0)
       sync_s = time_item(

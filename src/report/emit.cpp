@@ -76,8 +76,9 @@ std::string megatron(const PlanInput& in, const std::string& title) {
   arg("--pipeline-model-parallel-size", p.pp);
   if (p.cp > 1) arg("--context-parallel-size", p.cp);
   if (p.ep > 1) arg("--expert-model-parallel-size", p.ep);
-  if (p.ep > 1 && p.ep_deepep) flag("--moe-enable-deepep");
-  if (p.ep > 1 && p.ep_allgather) arg("--moe-token-dispatcher-type", "allgather");
+  if (p.ep > 1 && p.ep_dispatch == EpDispatch::deepep) flag("--moe-enable-deepep");
+  if (p.ep > 1 && p.ep_dispatch == EpDispatch::allgather)
+    arg("--moe-token-dispatcher-type", "allgather");
   if (p.schedule == Schedule::interleaved)
     arg("--virtual-pipeline-model-parallel-size", p.virtual_stages);
   if (p.schedule == Schedule::gpipe || p.schedule == Schedule::zb_h1)

@@ -283,10 +283,21 @@ TEST_CASE("models and gpus list the presets", "[cli]") {
     CHECK(models.out.find(name) != std::string::npos);
   const auto gpus = run_cli({"gpus"});
   REQUIRE(gpus.code == 0);
-  for (const char* name :
-       {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
-        "h100-nvl-94gb", "h200-sxm-141gb", "b200-180gb", "mi300x-192gb", "81559 MiB"})
+  for (const char* name : {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb",
+                           "h100-pcie-80gb", "h100-nvl-94gb", "h200-sxm-141gb", "b200-180gb",
+                           "mi300x-192gb", "81559 MiB", "gb300-284gb", "mi325x-256gb"})
     CHECK(gpus.out.find(name) != std::string::npos);
+  // Every precision's dense peak: GB300's NVFP4 15 PF, a "-" where a GPU has none.
+  const auto row = [&](const std::string& preset) {
+    const std::size_t at = gpus.out.find("\n" + preset + " ");
+    REQUIRE(at != std::string::npos);
+    return gpus.out.substr(at + 1, gpus.out.find('\n', at + 1) - at - 1);
+  };
+  CHECK(gpus.out.find(" fp8 ") != std::string::npos);
+  CHECK(gpus.out.find(" fp4 ") != std::string::npos);
+  CHECK(row("gb300-284gb").find("15000.0") != std::string::npos);
+  CHECK(row("h100-sxm5-80gb").find("1978.9") != std::string::npos);
+  CHECK(row("h100-sxm5-80gb").find(" - ") != std::string::npos);
 }
 
 TEST_CASE("plan --format json is valid JSON with the contract's keys", "[cli][json]") {

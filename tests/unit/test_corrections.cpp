@@ -558,7 +558,7 @@ TEST_CASE("MoE allgather dispatcher: every rank gathers the group's tokens whole
   // Bytes per GPU: 2 calls of 7/8 × the gathered tensor against 2 all-to-alls of 7/8 × k ×
   // imbalance × the local tokens, per layer pass.
   CHECK(g.value / comm(nccl, ItemId::comm_ep).value == Approx(2.0 * 8 / (2 * 8 * 1.25)));
-  CHECK(gather.input.parallel.ep_allgather);
+  CHECK(gather.input.parallel.ep_dispatch == EpDispatch::allgather);
   // Emitted for Megatron-LM (the default plan with experts: Mixtral 8x7B, ep 2).
   const auto emitted =
       test::run_cli({"plan", test::source_path("configs/plans/default.toml"), "--set",

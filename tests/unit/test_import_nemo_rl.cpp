@@ -40,7 +40,7 @@ TEST_CASE("imports: NeMo-RL's recipe and its defaults give the reference plan of
   CHECK(imported.input.training.framework == Framework::megatron);
   CHECK(imported.input.parallel.pp == 2);
   // grpo_math_1B.yaml's MoE dispatcher at v0.5 (moe_token_dispatcher_type "allgather").
-  CHECK(imported.input.parallel.ep_allgather);
+  CHECK(imported.input.parallel.ep_dispatch == EpDispatch::allgather);
   CHECK(test::origin_of(imported, "parallel.ep_dispatch").find("grpo_math_1B.yaml:120") !=
         std::string::npos);
   // The recipe's own keys point at the recipe, the inherited ones at grpo_math_1B.yaml, the

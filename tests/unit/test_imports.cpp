@@ -122,15 +122,19 @@ TEST_CASE("imports: Megatron-LM's MoE token dispatcher", "[imports]") {
     return config::load_plan_file((dir / "plan.toml").string(), {});
   };
   const auto gather = plan("--moe-token-dispatcher-type allgather");
-  CHECK(gather.input.parallel.ep_allgather);
+  CHECK(gather.input.parallel.ep_dispatch == EpDispatch::allgather);
   CHECK(test::origin_of(gather, "parallel.ep_dispatch").find("train.sh:1") != std::string::npos);
   const auto a2a = plan("--moe-token-dispatcher-type alltoall");
-  CHECK_FALSE(a2a.input.parallel.ep_allgather);
-  CHECK_FALSE(a2a.input.parallel.ep_deepep);
+  CHECK(a2a.input.parallel.ep_dispatch != EpDispatch::allgather);
+  CHECK(a2a.input.parallel.ep_dispatch != EpDispatch::deepep);
   // flex with DeepEP, in either order.
-  CHECK(plan("--moe-token-dispatcher-type flex --moe-enable-deepep").input.parallel.ep_deepep);
-  CHECK(plan("--moe-enable-deepep --moe-token-dispatcher-type flex").input.parallel.ep_deepep);
-  CHECK(plan("--moe-enable-deepep --moe-token-dispatcher-type alltoall").input.parallel.ep_deepep);
+  CHECK(plan("--moe-token-dispatcher-type flex --moe-enable-deepep").input.parallel.ep_dispatch ==
+        EpDispatch::deepep);
+  CHECK(plan("--moe-enable-deepep --moe-token-dispatcher-type flex").input.parallel.ep_dispatch ==
+        EpDispatch::deepep);
+  CHECK(
+      plan("--moe-enable-deepep --moe-token-dispatcher-type alltoall").input.parallel.ep_dispatch ==
+      EpDispatch::deepep);
   // A dispatcher Megatron-LM does not have is located.
   CHECK_THROWS_WITH(
       plan("--moe-token-dispatcher-type ring"),

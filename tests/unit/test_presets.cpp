@@ -93,6 +93,27 @@ TEST_CASE("GPU presets carry the device-reported memory and dense peaks", "[pres
   CHECK(config::load_gpu_preset("b300-275gb").memory_bytes == 288400343040);  // 275040 MiB
   CHECK(config::load_gpu_preset("mi355x-288gb").memory_bytes == 309220868096);
   CHECK(config::load_gpu_preset("mi355x-288gb").peak_flops.fp8 == Approx(256 * 8192 * 2.4e9));
+  // GB300: nvidia-smi "NVIDIA GB300 ... 284208MiB" (oracle-quickstart/oci-gpu-quickstarts);
+  // 15 PF dense NVFP4 per GPU (NVIDIA's Blackwell Ultra blog), FP8 and BF16 twice B300's share
+  // of the rack: 5 and 2.5 PF dense.
+  const GpuSpec gb300 = config::load_gpu_preset("gb300-284gb");
+  CHECK(gb300.memory_bytes == 298013687808);
+  CHECK(gb300.peak_flops.fp4 == Approx(15e15));
+  CHECK(gb300.peak_flops.fp8 == Approx(5e15));
+  CHECK(gb300.peak_flops.bf16 == Approx(2.5e15));
+  // MI325X: MI300X's compute (the same 304 CUs and clock), 6 TB/s, no FP4 or FP6 (CDNA3).
+  const GpuSpec mi325x = config::load_gpu_preset("mi325x-256gb");
+  CHECK(mi325x.peak_flops.fp8 == config::load_gpu_preset("mi300x-192gb").peak_flops.fp8);
+  CHECK(mi325x.memory_bandwidth == Approx(6e12));
+  CHECK(mi325x.peak_flops.fp4 == 0);
+  CHECK(mi325x.memory_bytes == 261824LL * 1024 * 1024);
+  // Blackwell runs FP6 at the FP8 rate, CDNA 4 at the FP4 rate (twice FP8).
+  const GpuSpec b200 = config::load_gpu_preset("b200-180gb");
+  CHECK(b200.peak_flops.fp6 == b200.peak_flops.fp8);
+  CHECK(b200.peak_flops.fp4 == Approx(2 * b200.peak_flops.fp8));
+  const GpuSpec mi355x = config::load_gpu_preset("mi355x-288gb");
+  CHECK(mi355x.peak_flops.fp6 == Approx(2 * mi355x.peak_flops.fp8).epsilon(1e-4));
+  CHECK(mi355x.peak_flops.fp4 == mi355x.peak_flops.fp6);
   CHECK(config::load_gpu_preset("h100-sxm5-80gb").peak_flops.bf16 == Approx(989.4e12));
   CHECK(config::load_gpu_preset("v100-sxm2-32gb").peak_flops.bf16 == 0);  // no bf16 on Volta
 }
@@ -123,4 +144,20 @@ TEST_CASE("presets are found in any case, by Hugging Face repo id or by the GPU'
   REQUIRE(h100.size() == 1);
   CHECK(h100[0].find("did you mean one of \"h100-nvl-94gb\", \"h100-pcie-80gb\", "
                      "\"h100-sxm5-80gb\"?") != std::string::npos);
+}
+
+TEST_CASE("a plan's peak_flops takes fp6 and fp4 and names the dtypes it knows", "[config][gpus]") {
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[cluster]\ngpu_memory = \"80 GiB\"\nmemory_bandwidth = "
+      "\"3 TB/s\"\npeak_flops = { bf16 = \"1000 TFLOP/s\", fp4 = \"4 PFLOP/s\", fp6 = \"2 "
+      "PFLOP/s\" }\n";
+  const PlanResult p = test::plan_text(plan);
+  CHECK(p.input.cluster.gpu.peak_flops.fp4 == Approx(4e15));
+  CHECK(p.input.cluster.gpu.peak_flops.fp6 == Approx(2e15));
+  const auto errors = test::load_errors(
+      "[model]\npreset = \"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\npeak_flops = { "
+      "fp2 = \"1 PFLOP/s\" }\n");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("unknown dtype \"fp2\" (expected fp32, tf32, bf16, fp16, fp8, fp6, fp4)") !=
+        std::string::npos);
 }

@@ -40,6 +40,16 @@ double term(const LineItem& i, const std::string& key) {
   return -1;
 }
 
+// The weight sync of a GB200 plan in its NVL72 rack runs over NVLink; with each tray its own
+// NVLink island (nvlink_domain 4) the same sync crosses the network, slower.
+void sync_on_nvlink_in_the_rack(const PlanResult& rack, const PlanResult& islands) {
+  const LineItem& s_rack = item(rack, ItemId::rl_time_weight_sync);
+  const LineItem& s_islands = item(islands, ItemId::rl_time_weight_sync);
+  CHECK(term(s_rack, "link") == Approx(rack.input.cluster.intra_node_bandwidth));
+  CHECK(term(s_islands, "link") == Approx(islands.input.cluster.inter_node_bandwidth));
+  CHECK(s_rack.value < s_islands.value);
+}
+
 }  // namespace
 
 TEST_CASE("an engine across nodes all-reduces over the network, inside a node over NVLink",
@@ -177,9 +187,22 @@ TEST_CASE(
   const PlanResult slow_net = plan_text(plan, {"cluster.inter_node_latency=\"200 us\""});
   CHECK(item(slow_net, ItemId::rl_time_decode).value == Approx(d_rack.value));
   // The colocated refit gathers over NVLink inside the rack (32 GPUs), over the network without.
-  const LineItem& s_rack = item(rack, ItemId::rl_time_weight_sync);
-  const LineItem& s_islands = item(islands, ItemId::rl_time_weight_sync);
-  CHECK(term(s_rack, "link") == Approx(rack.input.cluster.intra_node_bandwidth));
-  CHECK(term(s_islands, "link") == Approx(islands.input.cluster.inter_node_bandwidth));
-  CHECK(s_rack.value < s_islands.value);
+  sync_on_nvlink_in_the_rack(rack, islands);
+}
+
+TEST_CASE("split pools in one NVL72 rack sync over NVLink, pools in two racks over the network",
+          "[rl]") {
+  // One step off-policy GRPO of Llama 3.1 8B on GB200 trays of 4: 4 GPUs train, 4 generate.
+  // The job's 2 trays are one NVLink domain; the domain is the whole job's, not the training
+  // pool's (1 tray), and with trays as islands the same sync crosses the network.
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nmicro_batch = 1\nseq_len = 4096\n"
+      "recompute = \"full\"\n[parallel]\nzero = 3\n[cluster]\ngpu = \"gb200-186gb\"\nnodes = 1\n"
+      "[rl]\nplacement = \"split\"\nrollout_gpus = 4\noff_policy = true\nprompts = 64\n"
+      "samples_per_prompt = 8\nprompt_length = 1024\nresponse_length = 3072\n"
+      "mean_prompt_length = 200\nmean_response_length = 1200\nmini_batch_prompts = 32\n";
+  const PlanResult rack = plan_text(plan);
+  REQUIRE(rack.rl.present);
+  REQUIRE(rack.input.rl.placement == RlPlacement::split);
+  sync_on_nvlink_in_the_rack(rack, plan_text(plan, {"cluster.nvlink_domain=4"}));
 }
