@@ -16,6 +16,7 @@ set(CPACK_PACKAGE_DESCRIPTION
     "DeepSpeed, Megatron, torchtitan and RL framework configs.")
 set(CPACK_PACKAGE_CONTACT "trainledger maintainers <trainledger@localhost>")
 set(CPACK_PACKAGE_INSTALL_DIRECTORY "trainledger")
+set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_DEBIAN_PACKAGE_SECTION "science")
 set(CPACK_DEBIAN_FILE_NAME "DEB-DEFAULT")
@@ -24,15 +25,16 @@ set(CPACK_COMPONENTS_ALL program)
 set(CPACK_DEBIAN_PROGRAM_PACKAGE_NAME "trainledger")
 set(CPACK_DEBIAN_PROGRAM_FILE_NAME "DEB-DEFAULT")
 if(trainledger_python_build)
-  list(APPEND CPACK_COMPONENTS_ALL python)
-  set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME "python3-trainledger")
-  set(CPACK_DEBIAN_PYTHON_FILE_NAME "DEB-DEFAULT")
-  set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION "python")
+  # The python_deb component (cmake/python.cmake): the module in /usr/lib/python3/dist-packages.
+  list(APPEND CPACK_COMPONENTS_ALL python_deb)
+  set(CPACK_DEBIAN_PYTHON_DEB_PACKAGE_NAME "python3-trainledger")
+  set(CPACK_DEBIAN_PYTHON_DEB_FILE_NAME "DEB-DEFAULT")
+  set(CPACK_DEBIAN_PYTHON_DEB_PACKAGE_SECTION "python")
   # The extension is built for one minor version of Python (its ABI tag names it).
   math(EXPR trainledger_python_next "${Python3_VERSION_MINOR} + 1")
-  set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS
+  set(CPACK_DEBIAN_PYTHON_DEB_PACKAGE_DEPENDS
       "python3 (>= ${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}~), python3 (<< ${Python3_VERSION_MAJOR}.${trainledger_python_next})")
-  set(CPACK_COMPONENT_PYTHON_DESCRIPTION "trainledger's Python module (import trainledger)")
+  set(CPACK_COMPONENT_PYTHON_DEB_DESCRIPTION "trainledger's Python module (import trainledger)")
 endif()
 set(CPACK_COMPONENT_PROGRAM_DESCRIPTION "the trainledger program")
 # The shared libraries' packages from dpkg-shlibdeps (dpkg-dev), when it is there.

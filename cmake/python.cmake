@@ -34,5 +34,13 @@ install(TARGETS trainledger_python
 list(TRANSFORM trainledger_python_files PREPEND "python/trainledger/")
 install(FILES ${trainledger_python_files}
         DESTINATION "${TRAINLEDGER_PYTHON_INSTALL_DIR}/trainledger" COMPONENT python)
+# The Debian package's copy (cmake/package.cmake), whatever the interpreter's own folder:
+# Debian's folder for Python 3 modules under the package's prefix. Installed only when asked
+# for by name (cpack does), never by a plain cmake --install.
+install(TARGETS trainledger_python
+        LIBRARY DESTINATION lib/python3/dist-packages/trainledger
+        COMPONENT python_deb EXCLUDE_FROM_ALL)
+install(FILES ${trainledger_python_files} DESTINATION lib/python3/dist-packages/trainledger
+        COMPONENT python_deb EXCLUDE_FROM_ALL)
 message(STATUS "trainledger: the Python module for ${Python3_EXECUTABLE} "
                "(${Python3_VERSION}), installed to ${TRAINLEDGER_PYTHON_INSTALL_DIR}")
