@@ -16,7 +16,8 @@ endif()
 set(TRAINLEDGER_PYTHON_INSTALL_DIR "${trainledger_python_platlib}" CACHE STRING
     "Where cmake --install puts the trainledger package (relative: under the prefix)")
 
-pybind11_add_module(trainledger_python MODULE python/module.cpp)
+pybind11_add_module(trainledger_python MODULE python/module.cpp python/arguments.cpp
+                    python/errors.cpp)
 set_target_properties(trainledger_python PROPERTIES
   OUTPUT_NAME _core
   LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/python/trainledger")
