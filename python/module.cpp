@@ -13,6 +13,7 @@
 #include "arguments.hpp"
 #include "errors.hpp"
 #include "trainledger/config.hpp"
+#include "trainledger/model.hpp"
 #include "trainledger/report.hpp"
 #include "trainledger/text.hpp"
 
@@ -265,6 +266,68 @@ py::object explain_fn(const py::object& item, const py::object& plan, const py::
       [&](std::ostream& out, std::ostream& err) { return cli::run_explain(o, out, err); }));
 }
 
+// The presets `trainledger models` and `gpus` list, as dicts: their numbers in base units and
+// the files' sources.
+py::list models_fn() {
+  py::list out;
+  try {
+    for (const config::PresetInfo& p : config::model_presets()) {
+      const trainledger::ModelSpec m = config::load_model_preset(p.name);
+      py::dict d;
+      d["preset"] = p.name;
+      d["name"] = m.name;
+      d["params"] = trainledger::total_params(m);
+      d["layers"] = m.layers;
+      d["hidden"] = m.hidden;
+      d["heads"] = m.heads;
+      d["kv_heads"] = m.kv_heads;
+      d["ffn"] = m.ffn;
+      d["vocab"] = m.vocab;
+      d["experts"] = m.experts;
+      d["experts_per_token"] = m.experts_per_token;
+      d["expert_ffn"] = m.expert_ffn;
+      d["summary"] = p.summary;
+      d["source"] = p.source;
+      out.append(d);
+    }
+  } catch (const config::ConfigError& e) {
+    std::vector<Located> errors;
+    for (const config::Diagnostic& diag : e.diagnostics()) errors.push_back(located(diag));
+    raise_error(errors, cli::k_exit_invalid);
+  }
+  return out;
+}
+
+py::list gpus_fn() {
+  py::list out;
+  try {
+    for (const config::PresetInfo& p : config::gpu_presets()) {
+      const trainledger::GpuSpec g = config::load_gpu_preset(p.name);
+      const trainledger::PeakFlops& f = g.peak_flops;
+      py::dict peaks;
+      for (const auto& [name, v] :
+           {std::pair{"fp32", f.fp32}, std::pair{"tf32", f.tf32}, std::pair{"bf16", f.bf16},
+            std::pair{"fp16", f.fp16}, std::pair{"fp8", f.fp8}, std::pair{"fp6", f.fp6},
+            std::pair{"fp4", f.fp4}})
+        if (v > 0) peaks[name] = v;
+      py::dict d;
+      d["preset"] = p.name;
+      d["name"] = g.name;
+      d["memory_bytes"] = g.memory_bytes;
+      d["memory_bandwidth"] = g.memory_bandwidth;
+      d["peak_flops"] = peaks;
+      d["summary"] = p.summary;
+      d["source"] = p.source;
+      out.append(d);
+    }
+  } catch (const config::ConfigError& e) {
+    std::vector<Located> errors;
+    for (const config::Diagnostic& diag : e.diagnostics()) errors.push_back(located(diag));
+    raise_error(errors, cli::k_exit_invalid);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -294,6 +357,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("sweep", &sweep_fn, py::kw_only(), "plan"_a, "vary"_a, "show"_a, "set"_a, "calibration"_a,
         "base_dir"_a);
   m.def("diff", &diff_fn, py::kw_only(), "a"_a, "b"_a, "set"_a, "calibration"_a, "base_dir"_a);
+  m.def("models", &models_fn);
+  m.def("gpus", &gpus_fn);
   m.def("explain", &explain_fn, py::kw_only(), "item"_a, "plan"_a, "stage"_a, "phase"_a, "set"_a,
         "calibration"_a, "base_dir"_a);
 }

@@ -30,7 +30,7 @@ from . import _core
 from ._core import Error, __version__, commit
 
 __all__ = ["Error", "__version__", "commit", "plan", "check", "search", "sweep", "diff",
-           "explain"]
+           "explain", "models", "gpus"]
 
 
 def plan(plan=None, *, set=None, calibration=None, headroom="10%", confidence="90%",
@@ -136,3 +136,19 @@ def explain(item, plan=None, *, stage=None, phase=None, set=None, calibration=No
     """
     return _core.explain(item=item, plan=plan, stage=stage, phase=phase, set=set,
                          calibration=calibration, base_dir=base_dir)
+
+
+def models():
+    """The model presets (``trainledger models``): a list of dicts with ``preset`` (the name a
+    plan's ``model.preset`` takes), ``name``, ``params`` (the total count), ``layers``,
+    ``hidden``, ``heads``, ``kv_heads``, ``ffn``, ``vocab``, ``experts``, ``experts_per_token``,
+    ``expert_ffn``, ``summary`` and ``source``."""
+    return _core.models()
+
+
+def gpus():
+    """The GPU presets (``trainledger gpus``): a list of dicts with ``preset`` (the name
+    ``cluster.gpu`` takes), ``name`` (the device's), ``memory_bytes`` (as the device reports
+    it), ``memory_bandwidth`` (bytes/s), ``peak_flops`` (dense FLOP/s per precision the preset
+    gives: fp32, tf32, bf16, fp16, fp8, fp6, fp4), ``summary`` and ``source``."""
+    return _core.gpus()

@@ -289,3 +289,22 @@ def test_every_bad_argument_is_an_error(call):
     with pytest.raises(trainledger.Error) as caught:
         call()
     assert caught.value.exit_code == 2
+
+
+def test_presets():
+    """models() and gpus() list what `trainledger models` and `gpus` print."""
+    models = {m["preset"]: m for m in trainledger.models()}
+    gpus = {g["preset"]: g for g in trainledger.gpus()}
+    listed = subprocess.run([program(), "models"], capture_output=True, text=True, check=True)
+    assert sorted(models) == sorted(line.split()[0] for line in listed.stdout.splitlines()[1:])
+    assert models["llama-3.1-8b"]["params"] == 8030261248
+    assert models["qwen3-30b-a3b"]["experts"] == 128
+    listed = subprocess.run([program(), "gpus"], capture_output=True, text=True, check=True)
+    rows = [line.split()[0] for line in listed.stdout.splitlines()[1:-1]]
+    assert sorted(gpus) == sorted(rows)
+    assert gpus["h100-sxm5-80gb"]["memory_bytes"] == 85520809984
+    assert gpus["gb300-284gb"]["peak_flops"]["fp4"] == 15e15
+    assert "fp4" not in gpus["h100-sxm5-80gb"]["peak_flops"]
+    # A preset's name plans: the GPU's memory is the verdict's capacity.
+    doc = trainledger.plan(set={"cluster.gpu": "h200-sxm-141gb"})
+    assert doc["verdict"]["capacity_bytes"] == gpus["h200-sxm-141gb"]["memory_bytes"]
