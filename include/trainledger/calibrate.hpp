@@ -58,9 +58,13 @@ struct Fit {
   bool alpha_measured = true;       // false: the smallest message is over 4 MiB
   double busbw = 0;                 // B, bytes/s
   double largest_busbw = 0;         // busbw of the largest message
-  double worst_error = 0;           // largest |α + volume/B − t| / t over the sweep
-  double worst_error_bytes = 0;     // at this size
-  bool worst_optimistic = false;    // there the fit is faster than the measurement
+  // α_S: the per-call latency of NCCL's Simple protocol, the model min(α + volume/(B/2),
+  // α_S + volume/B) closest to the messages from 1 MiB up; 0: none above α (one protocol).
+  double alpha_simple_s = 0;
+  double ll_share = k_ll_bandwidth_share;  // η: the low-latency protocol's share of B
+  double worst_error = 0;                  // largest |model − t| / t over the sweep
+  double worst_error_bytes = 0;            // at this size
+  bool worst_optimistic = false;           // there the fit is faster than the measurement
   bool inter_node() const { return nodes > 1; }
 };
 Fit fit_sweep(const Sweep& sweep);

@@ -54,6 +54,9 @@ std::string_view to_string(CollKind k);
 // the ring's latency steps of one call (docs/formulas.md#collectives).
 double bus_factor(CollKind k, int n);
 double call_steps(CollKind k, int n);
+// NCCL's LL protocol carries 4 bytes of data in each 8-byte line (the other 4 are its flag):
+// half the bus bandwidth (src/graph/tuning.cc, ncclTopoTuneModel: Ring + LL busBw × 0.5).
+inline constexpr double k_ll_bandwidth_share = 0.5;
 
 // The parallel dimensions that communicate.
 enum class Dim : std::uint8_t { dp, tp, pp, cp, ep };

@@ -187,6 +187,14 @@ struct ClusterSpec {
   double intra_node_latency = 0;  // s
   double inter_node_bandwidth = 0;
   double inter_node_latency = 0;
+  // Per-step latencies of NCCL's Simple protocol where they exceed the ones above (0: the
+  // same, one protocol): collectives take the faster of LL and Simple
+  // (docs/formulas.md#collectives).
+  double intra_node_simple_latency = 0;
+  double inter_node_simple_latency = 0;
+  // The busbw share the low-latency protocol reaches then (NCCL's LL: 0.5).
+  double intra_node_ll_share = 0.5;
+  double inter_node_ll_share = 0.5;
   // Fixed overheads per GPU (kind "assumed" until calibration measures them).
   double cuda_context = 0;         // bytes: driver context and loaded kernels
   int nccl_channels = 16;          // channels per communicator

@@ -359,6 +359,10 @@ ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.intra_node_latency = in.number("cluster.intra_node_latency");
   c.inter_node_bandwidth = in.number("cluster.inter_node_bandwidth", 0);
   c.inter_node_latency = in.number("cluster.inter_node_latency");
+  c.intra_node_simple_latency = in.number("cluster.intra_node_simple_latency", 0);
+  c.inter_node_simple_latency = in.number("cluster.inter_node_simple_latency", 0);
+  c.intra_node_ll_share = in.number("cluster.intra_node_ll_share");
+  c.inter_node_ll_share = in.number("cluster.inter_node_ll_share");
   c.cuda_context = in.number("cluster.cuda_context");
   c.nccl_channels = static_cast<int>(in.integer("cluster.nccl_channels"));
   c.nccl_buffer = in.number("cluster.nccl_buffer");

@@ -44,13 +44,22 @@ std::string micros(double s) { return fmt::format("{:.2f} us", s * 1e6); }
 }  // namespace
 
 const std::vector<std::string>& measurable_keys() {
-  static const std::vector<std::string> keys = {
-      "intra_node_bandwidth", "intra_node_gather_bandwidth",
-      "intra_node_latency",   "inter_node_bandwidth",
-      "inter_node_latency",   "matmul_efficiency",
-      "attention_efficiency", "memory_efficiency",
-      "cuda_context",         "fragmentation",
-      "fp8_matmul_ratio",     "activation_factor"};
+  static const std::vector<std::string> keys = {"intra_node_bandwidth",
+                                                "intra_node_gather_bandwidth",
+                                                "intra_node_latency",
+                                                "inter_node_bandwidth",
+                                                "inter_node_latency",
+                                                "intra_node_simple_latency",
+                                                "inter_node_simple_latency",
+                                                "intra_node_ll_share",
+                                                "inter_node_ll_share",
+                                                "matmul_efficiency",
+                                                "attention_efficiency",
+                                                "memory_efficiency",
+                                                "cuda_context",
+                                                "fragmentation",
+                                                "fp8_matmul_ratio",
+                                                "activation_factor"};
   return keys;
 }
 
@@ -85,13 +94,51 @@ Fit fit_sweep(const Sweep& s) {
   } else {
     f.alpha_measured = false;  // the smallest message is too large to tell a latency
   }
+  // The planner's time of one call (src/core/collectives.hpp, calls_time): α + volume/B, or with
+  // a Simple-protocol latency α_S above α the faster of the low-latency protocol (α, a share η
+  // of the busbw: NCCL's LL has 0.5, tuning.cc) and Simple (α_S, the full busbw).
+  const auto model = [&](double bytes, double simple, double share) {
+    const double v = f.busbw > 0 ? bytes * factor / f.busbw : 0;
+    return simple > f.alpha_s ? std::min(f.alpha_s + v / share, simple + v) : f.alpha_s + v;
+  };
+  // α_S and η: of the values the messages from 1 MiB up imply (α_S = t − volume/B on Simple,
+  // η = (volume/B) / (t − α) on LL), the pair whose model has the least worst relative error
+  // over them: how NCCL's busbw ramps up with the message size.
+  constexpr double k_ramp_from = 1 << 20;
+  const auto worst_from = [&](double simple, double share) {
+    double worst = 0;
+    for (const Point& p : s.points)
+      if (p.bytes >= k_ramp_from)
+        worst = std::max(worst, std::fabs(model(p.bytes, simple, share) - p.seconds) / p.seconds);
+    return worst;
+  };
+  if (f.alpha_measured && f.busbw > 0) {
+    std::vector<double> simples, shares = {k_ll_bandwidth_share};
+    for (const Point& p : s.points) {
+      if (p.bytes < k_ramp_from) continue;
+      const double v = p.bytes * factor / f.busbw;
+      if (p.seconds - v > f.alpha_s) simples.push_back(p.seconds - v);
+      if (p.seconds > f.alpha_s && v / (p.seconds - f.alpha_s) < 1)
+        shares.push_back(v / (p.seconds - f.alpha_s));
+    }
+    double best_error = worst_from(0, k_ll_bandwidth_share);
+    for (double simple : simples)
+      for (double share : shares) {
+        const double e = worst_from(simple, share);
+        if (e < best_error - 1e-12) {
+          best_error = e;
+          f.alpha_simple_s = simple;
+          f.ll_share = share;
+        }
+      }
+  }
   for (const Point& p : s.points) {
-    const double model = f.alpha_s + (f.busbw > 0 ? p.bytes * factor / f.busbw : 0);
-    const double e = std::fabs(model - p.seconds) / p.seconds;
+    const double model_s = model(p.bytes, f.alpha_simple_s, f.ll_share);
+    const double e = std::fabs(model_s - p.seconds) / p.seconds;
     if (e > f.worst_error) {
       f.worst_error = e;
       f.worst_error_bytes = p.bytes;
-      f.worst_optimistic = model < p.seconds;
+      f.worst_optimistic = model_s < p.seconds;
     }
   }
   return f;
@@ -160,6 +207,18 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
                      ring_steps(CollKind::all_reduce, ar->ranks),
                      ar->alpha_extrapolated ? " (extrapolated: no message ≤ 64 KiB)" : "")});
   }
+  // Simple's latency inside a node, per ring step as α's (only above it: one protocol else).
+  double intra_simple = intra_latency;
+  if (ar && ar->alpha_measured && ar->alpha_simple_s > ar->alpha_s) {
+    intra_simple = ar->alpha_simple_s / ring_steps(CollKind::all_reduce, ar->ranks);
+    p.cluster.push_back(
+        {"intra_node_simple_latency", toml_string(micros(intra_simple)),
+         fmt::format("all-reduce α_S {} / {} ring steps: NCCL's Simple protocol, fitted to the "
+                     "messages from 1 MiB up (LL: intra_node_latency at half the busbw)",
+                     micros(ar->alpha_simple_s), ring_steps(CollKind::all_reduce, ar->ranks))});
+    p.cluster.push_back({"intra_node_ll_share", fmt::format("{:.4f}", ar->ll_share),
+                         "the low-latency protocol's share of the busbw, fitted with it"});
+  }
   // A fit without small messages measures no latency; the key stays assumed.
   auto no_latency = [&p](const Fit* f, const char* key) {
     if (f && !f->alpha_measured)
@@ -219,6 +278,24 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
           "to split it)",
           nccl_name(inter->kind), micros(inter->alpha_s), total);
     }
+    // Simple's latency across nodes: α_S less the intra-node steps at the latency the plan
+    // gives them (Simple's inside a node when measured there, else α's per step), over the
+    // network steps. The Simple protocol's longer start is put on the network steps alone: a
+    // sweep across nodes does not say how much of it NVLink's steps pay.
+    if (inter->alpha_measured && inter->alpha_simple_s > inter->alpha_s) {
+      const double intra_step = ar && ar->alpha_measured ? intra_simple : latency;
+      const double simple = (inter->alpha_simple_s - intra_steps * intra_step) / inter_steps;
+      if (simple > latency) {
+        p.cluster.push_back(
+            {"inter_node_simple_latency", toml_string(micros(simple)),
+             fmt::format("{} α_S {} less {} intra-node steps at {}, over {} network steps: "
+                         "NCCL's Simple protocol, fitted to the messages from 1 MiB up",
+                         nccl_name(inter->kind), micros(inter->alpha_simple_s), intra_steps,
+                         micros(intra_step), inter_steps)});
+        p.cluster.push_back({"inter_node_ll_share", fmt::format("{:.4f}", inter->ll_share),
+                             "the low-latency protocol's share of the busbw, fitted with it"});
+      }
+    }
     if (inter->alpha_measured) {
       p.cluster.push_back({"inter_node_latency", toml_string(micros(latency)), why});
       // Without an intra-node latency of its own the plan would price the intra-node steps at
@@ -235,7 +312,7 @@ Profile build_profile(std::vector<Sweep> sweeps, const std::string& tool, const 
   for (const Fit& f : p.fits)
     if (f.worst_error > 0.25)
       p.notes.push_back(fmt::format(
-          "{} ({}): α + volume/B is {:.0f} % {} the measured time at {:.0f} B ({})",
+          "{} ({}): the fitted model is {:.0f} % {} the measured time at {:.0f} B ({})",
           nccl_name(f.kind), f.source, 100 * f.worst_error, f.worst_optimistic ? "under" : "over",
           f.worst_error_bytes,
           f.worst_optimistic
@@ -286,6 +363,9 @@ std::string render_profile(const Profile& p) {
     out += "alpha = " + toml_string(micros(f.alpha_s)) + "\n";
     out += fmt::format("alpha_measured = {}\nalpha_extrapolated = {}\n", f.alpha_measured,
                        f.alpha_extrapolated);
+    if (f.alpha_simple_s > 0)
+      out += "alpha_simple = " + toml_string(micros(f.alpha_simple_s)) +
+             fmt::format("\nll_share = {:.4f}\n", f.ll_share);
     out += "busbw = " + toml_string(gbps(f.busbw)) + "\n";
     out += "largest_busbw = " + toml_string(gbps(f.largest_busbw)) + "\n";
     out += fmt::format("worst_error = {:.4f}\nworst_error_bytes = {:.0f}\n", f.worst_error,

@@ -110,28 +110,55 @@ V group_busbw(const PlanInput& in, CollKind k, const Group& g) {
   return V::term("ranks_per_node", g.ranks_per_node, "members per node (their NICs)") * own;
 }
 
+// The latency of one call: α_intra·intra steps + α_inter·inter steps, with the given keys.
+template <typename V>
+V call_latency(const PlanInput& in, const LatencySteps& st, const char* intra_key, double intra,
+               const char* inter_key, double inter) {
+  V latency = V::constant(0);
+  bool any = false;
+  if (st.intra > 0) {
+    latency = input<V>(in, intra_key, "latency", intra, "s") *
+              V::term("steps", st.intra, "intra-node steps");
+    any = true;
+  }
+  if (st.inter > 0) {
+    const V across = input<V>(in, inter_key, "latency", inter, "s") *
+                     V::term("steps", st.inter, "inter-node steps");
+    latency = any ? latency + across : across;
+  }
+  return latency;
+}
+
 // Time of `calls` calls: calls × (α_intra·intra steps + α_inter·inter steps + volume / B), B
-// the group's busbw.
+// the group's busbw. Where the plan gives NCCL's Simple protocol a latency of its own
+// (cluster.*_simple_latency, fitted by calibrate import), each call takes the faster of two
+// protocols, as NCCL's tuner picks per size (src/graph/tuning.cc): LL at the latency keys and
+// its share of the busbw (cluster.*_ll_share; NCCL's LL: half), Simple at its own latency and
+// the full busbw; mid-size messages pay the ramp between them.
 template <typename V>
 V calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_bytes,
              const V& calls) {
   const LatencySteps st = latency_steps(k, g);
-  V latency = V::constant(0);
-  bool any = false;
-  if (st.intra > 0) {
-    latency =
-        input<V>(in, "cluster.intra_node_latency", "latency", in.cluster.intra_node_latency, "s") *
-        V::term("steps", st.intra, "intra-node steps");
-    any = true;
-  }
-  if (st.inter > 0) {
-    const V inter =
-        input<V>(in, "cluster.inter_node_latency", "latency", in.cluster.inter_node_latency, "s") *
-        V::term("steps", st.inter, "inter-node steps");
-    latency = any ? latency + inter : inter;
-  }
+  const ClusterSpec& c = in.cluster;
+  const V latency = call_latency<V>(in, st, "cluster.intra_node_latency", c.intra_node_latency,
+                                    "cluster.inter_node_latency", c.inter_node_latency);
   const V transfer = call_volume(k, g.size, message_bytes) / group_busbw<V>(in, k, g);
-  return calls * (latency + transfer);
+  const bool simple_intra = st.intra > 0 && c.intra_node_simple_latency > c.intra_node_latency;
+  const bool simple_inter = st.inter > 0 && c.inter_node_simple_latency > c.inter_node_latency;
+  if (!simple_intra && !simple_inter) return calls * (latency + transfer);
+  const V simple = call_latency<V>(
+      in, st, simple_intra ? "cluster.intra_node_simple_latency" : "cluster.intra_node_latency",
+      simple_intra ? c.intra_node_simple_latency : c.intra_node_latency,
+      simple_inter ? "cluster.inter_node_simple_latency" : "cluster.inter_node_latency",
+      simple_inter ? c.inter_node_simple_latency : c.inter_node_latency);
+  const bool across = g.link.inter_node;
+  const V ll =
+      latency +
+      transfer / input<V>(in,
+                          across ? "cluster.inter_node_ll_share" : "cluster.intra_node_ll_share",
+                          "ll_share", across ? c.inter_node_ll_share : c.intra_node_ll_share,
+                          "of the busbw");
+  return calls * V::min(ll, simple + transfer);
 }
 
 // An nccl-tests measurement read the nccl-tests way: algbw = S / t, busbw = algbw × the

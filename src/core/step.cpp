@@ -244,11 +244,12 @@ Kind comm_kind(const PlanInput& in, const CommResults& comm) {
     for (int i = 0; i < d.n_calls; ++i) {
       const CollCall& c = d.calls[static_cast<std::size_t>(i)];
       const bool reduce = c.kind == CollKind::all_reduce || c.kind == CollKind::tree_all_reduce;
-      const char* keys[2] = {
+      const char* keys[3] = {
           c.inter_node              ? "cluster.inter_node_bandwidth"
           : !reduce && gather_given ? "cluster.intra_node_gather_bandwidth"
                                     : "cluster.intra_node_bandwidth",
-          c.inter_node ? "cluster.inter_node_latency" : "cluster.intra_node_latency"};
+          c.inter_node ? "cluster.inter_node_latency" : "cluster.intra_node_latency",
+          c.inter_node ? "cluster.inter_node_simple_latency" : "cluster.intra_node_simple_latency"};
       for (const char* k : keys)
         if (in.provenance.of(k) == Source::calibration) return Kind::measured;
     }

@@ -232,6 +232,12 @@ json cluster_json(const ClusterSpec& c) {
   j["intra_node_latency"] = c.intra_node_latency;
   if (c.inter_node_bandwidth > 0) j["inter_node_bandwidth"] = c.inter_node_bandwidth;
   j["inter_node_latency"] = c.inter_node_latency;
+  // NCCL's Simple protocol's own latencies (0: the latencies above, one protocol) and the
+  // low-latency protocol's share of the busbw (docs/formulas.md#collectives).
+  j["intra_node_simple_latency"] = c.intra_node_simple_latency;
+  j["inter_node_simple_latency"] = c.inter_node_simple_latency;
+  j["intra_node_ll_share"] = c.intra_node_ll_share;
+  j["inter_node_ll_share"] = c.inter_node_ll_share;
   j["cuda_context"] = number(c.cuda_context, Unit::bytes);
   j["nccl_channels"] = c.nccl_channels;
   j["nccl_buffer"] = number(c.nccl_buffer, Unit::bytes);

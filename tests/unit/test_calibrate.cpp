@@ -182,9 +182,11 @@ TEST_CASE("plan --calibration: measured links replace assumed ones", "[calibrate
   REQUIRE(plain.code == 0);
   REQUIRE(measured.code == 0);
   const auto j = nlohmann::json::parse(measured.out);
+  // The links, and NCCL's Simple protocol and the low-latency share fitted to the sweep's ramp.
   CHECK(j["calibration"]["measured"] ==
         nlohmann::json::array({"cluster.intra_node_latency", "cluster.inter_node_bandwidth",
-                               "cluster.inter_node_latency"}));
+                               "cluster.inter_node_latency", "cluster.inter_node_simple_latency",
+                               "cluster.inter_node_ll_share"}));
   CHECK(j["origins"]["cluster.inter_node_bandwidth"].get<std::string>().find(profile) == 0);
   std::string kind;
   for (const auto& i : j["time"]["items"])
@@ -197,8 +199,10 @@ TEST_CASE("plan --calibration: measured links replace assumed ones", "[calibrate
   const auto set = test::run_cli({"plan", "--format", "json", "--calibration", profile, "--set",
                                   "cluster.inter_node_bandwidth=\"10 GB/s\""});
   REQUIRE(set.code == 0);
-  CHECK(nlohmann::json::parse(set.out)["calibration"]["measured"] ==
-        nlohmann::json::array({"cluster.intra_node_latency", "cluster.inter_node_latency"}));
+  CHECK(
+      nlohmann::json::parse(set.out)["calibration"]["measured"] ==
+      nlohmann::json::array({"cluster.intra_node_latency", "cluster.inter_node_latency",
+                             "cluster.inter_node_simple_latency", "cluster.inter_node_ll_share"}));
   // The table says which numbers are measured and which are still assumed.
   const auto table = test::run_cli({"plan", "--calibration", profile});
   CHECK_THAT(table.out,
@@ -589,12 +593,27 @@ TEST_CASE(
     return calls_time<Num>(in, CollKind::all_reduce, g, Num::constant(bytes), Num::constant(1))
         .value();
   };
+  // From 1 MiB up the profile's two protocols (LL at α and its fitted share of B, Simple at its
+  // fitted latency and B) give back every size within 10 % (α + volume/B alone: 39-77 % under
+  // at 8-16 MiB).
   for (const calibrate::Point& p : s.points) {
     INFO(p.bytes << " B: measured " << p.seconds << " s, planned " << time_of(p.bytes) << " s");
     if (p.bytes <= 65536) CHECK(time_of(p.bytes) == Approx(p.seconds).epsilon(0.25));
     if (p.bytes >= s.points.back().bytes / 4)
       CHECK(time_of(p.bytes) == Approx(p.seconds).epsilon(0.05));
+    if (p.bytes >= 1 << 20) CHECK(time_of(p.bytes) == Approx(p.seconds).epsilon(0.10));
   }
+  // Without the fitted protocol keys (one protocol, α + volume/B) the mid sizes are far under.
+  config::LoadOptions one = o;
+  one.sets.push_back("cluster.inter_node_simple_latency=\"0 us\"");
+  one.sets.push_back("cluster.intra_node_simple_latency=\"0 us\"");
+  const PlanInput plain_in = config::load_default_plan(one).input;
+  const double mib16 = 16 << 20;
+  const double measured16 = 977.6e-6;  // the log's 16 MiB all-reduce
+  CHECK(calls_time<Num>(plain_in, CollKind::all_reduce, group_of(plain_in, "dp", 16),
+                        Num::constant(mib16), Num::constant(1))
+            .value() < 0.5 * measured16);
+  CHECK(time_of(mib16) == Approx(measured16).epsilon(0.10));
   // The line rate caps what rings, sends and all-to-alls get from that all-reduce.
   const auto capped = test::run_cli({"calibrate", "import", log, "--nic-rate", "200 Gb/s"});
   REQUIRE(capped.code == 0);

@@ -155,8 +155,9 @@ TEST_CASE("calibrate import: a GPU name with DEL or invalid UTF-8 still reads ba
                                    "80GB\\\\x1B[31m\""});
   CHECK(plan.err == "");
   REQUIRE(plan.code == 0);
-  // Bandwidth and latency across nodes, and the intra-node steps at the same latency.
-  CHECK(nlohmann::json::parse(plan.out)["calibration"]["measured"].size() == 3);
+  // Bandwidth and latency across nodes, the intra-node steps at the same latency, and the
+  // Simple protocol's latency and the low-latency share across nodes fitted to the ramp.
+  CHECK(nlohmann::json::parse(plan.out)["calibration"]["measured"].size() == 5);
   std::filesystem::remove(path);
   std::filesystem::remove(out);
 }
