@@ -267,25 +267,13 @@ py::object explain_fn(const py::object& item, const py::object& plan, const py::
 }
 
 // The presets `trainledger models` and `gpus` list, as dicts: their numbers in base units and
-// the files' sources.
-py::list models_fn() {
+// the files' sources. `describe` turns one preset into its dict.
+template <class Describe>
+py::list presets(const std::vector<config::PresetInfo>& infos, Describe&& describe) {
   py::list out;
   try {
-    for (const config::PresetInfo& p : config::model_presets()) {
-      const trainledger::ModelSpec m = config::load_model_preset(p.name);
-      py::dict d;
-      d["preset"] = p.name;
-      d["name"] = m.name;
-      d["params"] = trainledger::total_params(m);
-      d["layers"] = m.layers;
-      d["hidden"] = m.hidden;
-      d["heads"] = m.heads;
-      d["kv_heads"] = m.kv_heads;
-      d["ffn"] = m.ffn;
-      d["vocab"] = m.vocab;
-      d["experts"] = m.experts;
-      d["experts_per_token"] = m.experts_per_token;
-      d["expert_ffn"] = m.expert_ffn;
+    for (const config::PresetInfo& p : infos) {
+      py::dict d = describe(p);
       d["summary"] = p.summary;
       d["source"] = p.source;
       out.append(d);
@@ -298,34 +286,44 @@ py::list models_fn() {
   return out;
 }
 
+py::list models_fn() {
+  return presets(config::model_presets(), [](const config::PresetInfo& p) {
+    const trainledger::ModelSpec m = config::load_model_preset(p.name);
+    py::dict d;
+    d["preset"] = p.name;
+    d["name"] = m.name;
+    d["params"] = trainledger::total_params(m);
+    d["layers"] = m.layers;
+    d["hidden"] = m.hidden;
+    d["heads"] = m.heads;
+    d["kv_heads"] = m.kv_heads;
+    d["ffn"] = m.ffn;
+    d["vocab"] = m.vocab;
+    d["experts"] = m.experts;
+    d["experts_per_token"] = m.experts_per_token;
+    d["expert_ffn"] = m.expert_ffn;
+    return d;
+  });
+}
+
 py::list gpus_fn() {
-  py::list out;
-  try {
-    for (const config::PresetInfo& p : config::gpu_presets()) {
-      const trainledger::GpuSpec g = config::load_gpu_preset(p.name);
-      const trainledger::PeakFlops& f = g.peak_flops;
-      py::dict peaks;
-      for (const auto& [name, v] :
-           {std::pair{"fp32", f.fp32}, std::pair{"tf32", f.tf32}, std::pair{"bf16", f.bf16},
-            std::pair{"fp16", f.fp16}, std::pair{"fp8", f.fp8}, std::pair{"fp6", f.fp6},
-            std::pair{"fp4", f.fp4}})
-        if (v > 0) peaks[name] = v;
-      py::dict d;
-      d["preset"] = p.name;
-      d["name"] = g.name;
-      d["memory_bytes"] = g.memory_bytes;
-      d["memory_bandwidth"] = g.memory_bandwidth;
-      d["peak_flops"] = peaks;
-      d["summary"] = p.summary;
-      d["source"] = p.source;
-      out.append(d);
-    }
-  } catch (const config::ConfigError& e) {
-    std::vector<Located> errors;
-    for (const config::Diagnostic& diag : e.diagnostics()) errors.push_back(located(diag));
-    raise_error(errors, cli::k_exit_invalid);
-  }
-  return out;
+  return presets(config::gpu_presets(), [](const config::PresetInfo& p) {
+    const trainledger::GpuSpec g = config::load_gpu_preset(p.name);
+    const trainledger::PeakFlops& f = g.peak_flops;
+    py::dict peaks;
+    for (const auto& [name, v] :
+         {std::pair{"fp32", f.fp32}, std::pair{"tf32", f.tf32}, std::pair{"bf16", f.bf16},
+          std::pair{"fp16", f.fp16}, std::pair{"fp8", f.fp8}, std::pair{"fp6", f.fp6},
+          std::pair{"fp4", f.fp4}})
+      if (v > 0) peaks[name] = v;
+    py::dict d;
+    d["preset"] = p.name;
+    d["name"] = g.name;
+    d["memory_bytes"] = g.memory_bytes;
+    d["memory_bandwidth"] = g.memory_bandwidth;
+    d["peak_flops"] = peaks;
+    return d;
+  });
 }
 
 }  // namespace
