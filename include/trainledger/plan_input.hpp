@@ -180,6 +180,10 @@ struct ClusterSpec {
   // GPUs joined by one NVLink fabric: a node (0) or several nodes' trays behind NVLink switches
   // (GB200 NVL72: 18 trays of 4). Collectives inside it run at the intra-node rates.
   int nvlink_domain = 0;
+  // The fabric above the nodes: leaves of `leaf_nodes` nodes (0: one tier, non-blocking) whose
+  // uplinks to the spine carry 1/oversubscription of their NICs' rate.
+  int leaf_nodes = 0;
+  double oversubscription = 1;
   double intra_node_bandwidth = 0;  // bytes/s, achievable busbw per GPU
   // busbw of all-gather, reduce-scatter and all-to-all inside a node where it differs from
   // all-reduce's (NVLink SHARP accelerates all-reduce on Hopper); 0: intra_node_bandwidth.

@@ -355,6 +355,8 @@ void derive_world(Resolution& r, const Reader& in, PlanInput& out) {
 
 ClusterSpec build_cluster(const Reader& in, ClusterSpec c) {
   c.intra_node_bandwidth = in.number("cluster.intra_node_bandwidth", 0);
+  c.leaf_nodes = static_cast<int>(in.integer("cluster.leaf_nodes", 0));
+  c.oversubscription = in.number("cluster.oversubscription");
   c.intra_node_gather_bandwidth = in.number("cluster.intra_node_gather_bandwidth", 0);
   c.intra_node_latency = in.number("cluster.intra_node_latency");
   c.inter_node_bandwidth = in.number("cluster.inter_node_bandwidth", 0);

@@ -91,6 +91,14 @@ Group regroup(const PlanInput& in, const Group& base, int size, int stride) {
   if (size > 1 && stride < per_node && span < per_node && per_node % span != 0 &&
       in.cluster.world_size() > per_node)
     g.ranks_per_node = std::max(1, std::gcd(per_node, static_cast<int>(span)) / stride);
+  // The leaf: the nodes whose NICs share leaf switches (cluster.leaf_nodes; none: all of them).
+  const long long leaf = static_cast<long long>(in.cluster.leaf_nodes) * in.cluster.gpus_per_node;
+  if (leaf <= 0 || in.cluster.world_size() <= leaf)
+    g.ranks_per_leaf = size;
+  else
+    g.ranks_per_leaf =
+        stride >= leaf ? 1 : static_cast<int>(std::min<long long>(size, leaf / stride));
+  g.ranks_per_leaf = std::max(g.ranks_per_leaf, g.ranks_per_node);
   g.link = Link{};
   g.link.inter_node = g.nodes() > 1;
   g.link.bandwidth =
@@ -101,6 +109,12 @@ Group regroup(const PlanInput& in, const Group& base, int size, int stride) {
     g.link.gather_given = true;
   }
   return g;
+}
+
+double spine_share(const Group& g) {
+  const double n = g.size, r = g.ranks_per_node, m = g.ranks_per_leaf;
+  if (n <= r || m >= n) return 0;
+  return (n - m) / (n - r);
 }
 
 double bus_factor(CollKind k, int n) { return call_volume(k, n, Num::constant(1)).value(); }

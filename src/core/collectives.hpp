@@ -35,6 +35,7 @@ struct Group {
   int size = 1;
   int stride = 1;          // rank distance between members (product of the inner dimensions)
   int ranks_per_node = 1;  // members that share a node (its NVLink domain: cluster.nvlink_domain)
+  int ranks_per_leaf = 1;  // members under one leaf of the fabric (cluster.leaf_nodes)
   Link link;
   int nodes() const { return (size + ranks_per_node - 1) / ranks_per_node; }
 };
@@ -84,7 +85,7 @@ LatencySteps latency_steps(CollKind k, const Group& g);
 // (nccl-tests on 8-GPU A100 nodes with 4 × 200 Gb/s: ~86-96 GB/s busbw against 100 GB/s of NICs,
 // NVIDIA/nccl-tests#119, NVIDIA/nccl#1048).
 template <typename V>
-V group_busbw(const PlanInput& in, CollKind k, const Group& g) {
+V node_busbw(const PlanInput& in, CollKind k, const Group& g) {
   const V own = input<V>(in, g.link.bandwidth_key(k), "busbw", g.link.bandwidth_of(k), "B/s");
   if (!g.link.inter_node || g.ranks_per_node <= 1) return own;
   if (k == CollKind::all_to_all) {
@@ -108,6 +109,29 @@ V group_busbw(const PlanInput& in, CollKind k, const Group& g) {
         in, gather_given ? "cluster.intra_node_gather_bandwidth" : "cluster.intra_node_bandwidth",
         "busbw", node, "B/s");
   return V::term("ranks_per_node", g.ranks_per_node, "members per node (their NICs)") * own;
+}
+
+// The share of a group's off-node traffic that also leaves its leaf for the spine: NCCL's rings
+// and trees and its all-to-all know the nodes, not the switches (src/graph/search.cc orders
+// the nodes by rank), so a member's peer in another node lies under another leaf as often as
+// the group's members do: (n − members under the leaf)/(n − members in the node).
+double spine_share(const Group& g);
+
+// The group's busbw across the fabric: node_busbw, slowed where the leaves' uplinks carry
+// less than the traffic that crosses them. Every group of the same kind runs its collective at
+// once, so a leaf's GPUs send spine_share of their NIC traffic up through uplinks of
+// 1/oversubscription of their NICs' rate: busbw / max(1, oversubscription × spine_share).
+template <typename V>
+V group_busbw(const PlanInput& in, CollKind k, const Group& g) {
+  const V node = node_busbw<V>(in, k, g);
+  if (!g.link.inter_node || in.cluster.oversubscription <= 1) return node;
+  const double share = spine_share(g);
+  if (in.cluster.oversubscription * share <= 1) return node;
+  return node / (input<V>(in, "cluster.oversubscription", "oversubscription",
+                          in.cluster.oversubscription, "leaf down:up") *
+                 V::term("spine_share", share,
+                         "of the off-node traffic that leaves the leaf: (n − under a leaf)/(n − "
+                         "in a node)"));
 }
 
 // The latency of one call: α_intra·intra steps + α_inter·inter steps, with the given keys.

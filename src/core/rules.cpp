@@ -152,6 +152,15 @@ void check_world(Violations& in, const PlanInput& p) {
                          p.cluster.gpus_per_node));
 }
 
+void check_fabric(Violations& in, const PlanInput& p) {
+  const ClusterSpec& c = p.cluster;
+  if (c.oversubscription > 1 && c.leaf_nodes <= 0)
+    in.error("cluster.oversubscription",
+             fmt::format("cluster.oversubscription = {:g} is the leaves' down:up ratio: give "
+                         "cluster.leaf_nodes, the nodes under one leaf, for it to apply",
+                         c.oversubscription));
+}
+
 void check_batch(Violations& in, const PlanInput& p) {
   const TrainingSpec& t = p.training;
   const double per_pass = static_cast<double>(t.micro_batch) * p.parallel.dp;
@@ -394,6 +403,7 @@ std::vector<RuleViolation> check_rules(const PlanInput& in, bool world_known) {
     check_world(v, in);
     check_batch(v, in);
   }
+  check_fabric(v, in);
   check_zero(v, in);
   check_experts(v, in);
   check_placement(v, in);

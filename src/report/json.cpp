@@ -226,6 +226,8 @@ json cluster_json(const ClusterSpec& c) {
   j["nodes"] = c.nodes;
   j["gpus_per_node"] = c.gpus_per_node;
   j["nvlink_domain"] = c.domain();
+  j["leaf_nodes"] = c.leaf_nodes;  // 0: one tier
+  j["oversubscription"] = c.oversubscription;
   if (c.intra_node_bandwidth > 0) j["intra_node_bandwidth"] = c.intra_node_bandwidth;
   if (c.intra_node_gather_bandwidth > 0)
     j["intra_node_gather_bandwidth"] = c.intra_node_gather_bandwidth;

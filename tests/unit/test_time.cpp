@@ -211,3 +211,51 @@ TEST_CASE("without a GPU's peak FLOP/s the step is not computed, and the report 
     warned = warned || w.find("no peak FLOP/s") != std::string::npos;
   CHECK(warned);
 }
+
+namespace {
+bool reads_key(const LineItem& item, std::string_view key) {
+  for (const Collective& c : item.collectives)
+    for (const Term& t : c.inputs)
+      if (t.input == key) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("an oversubscribed spine slows the groups that leave their leaf, not those inside it",
+          "[time][placement]") {
+  // Llama 3.1 70B, tp 8 × pp 4 × dp 8 on 32 H100 nodes, ranks tp, dp, pp from inside: each dp
+  // group is 8 consecutive nodes, each pp group 4 nodes 8 apart.
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-70b\"\n[training]\nframework = \"megatron\"\n"
+      "seq_len = 4096\nglobal_batch = 256\n[parallel]\ntp = 8\npp = 4\nsequence_parallel = "
+      "true\nzero = 1\n[cluster]\ngpu = \"h100-sxm5-80gb\"\nnodes = 32\n";
+  const PlanResult flat = test::plan_text(plan);
+  const double dp = *item(flat.communication, "comm.dp").time_s;
+  const double pp = *item(flat.communication, "comm.pp").time_s;
+  // Leaves of 8 nodes at 2:1: every dp group lies under one leaf (unchanged); a pp group has
+  // one member under each of 4 leaves, so all its traffic takes the uplinks at half the rate.
+  const PlanResult leaves8 =
+      test::plan_text(plan, {"cluster.leaf_nodes=8", "cluster.oversubscription=2"});
+  CHECK(*item(leaves8.communication, "comm.dp").time_s == Approx(dp));
+  CHECK_FALSE(reads_key(item(leaves8.communication, "comm.dp"), "cluster.oversubscription"));
+  CHECK(*item(leaves8.communication, "comm.pp").time_s > 1.5 * pp);
+  CHECK(reads_key(item(leaves8.communication, "comm.pp"), "cluster.oversubscription"));
+  CHECK(*item(leaves8.communication, "comm.tp").time_s ==
+        Approx(*item(flat.communication, "comm.tp").time_s));
+  CHECK(item(leaves8.time, "time.step").value >= item(flat.time, "time.step").value);
+  // Leaves of 2 nodes: a dp group spans 4 leaves, 6 of its 7 other nodes beyond its leaf:
+  // the uplinks carry 2 × 6/7 of the NICs' rate, and the dp collectives slow by up to that.
+  const PlanResult leaves2 =
+      test::plan_text(plan, {"cluster.leaf_nodes=2", "cluster.oversubscription=2"});
+  const double dp2 = *item(leaves2.communication, "comm.dp").time_s;
+  CHECK(dp2 > 1.3 * dp);
+  CHECK(dp2 < 2.0 * 6 / 7 * dp);
+  // A non-blocking spine (1:1) changes nothing.
+  const PlanResult full = test::plan_text(plan, {"cluster.leaf_nodes=2"});
+  CHECK(*item(full.communication, "comm.dp").time_s == Approx(dp));
+  // Oversubscription without leaves would be silently ignored: refused, located.
+  const auto errors = test::load_errors(plan + "oversubscription = 2\n");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("cluster.oversubscription = 2 is the leaves' down:up ratio: give "
+                       "cluster.leaf_nodes") != std::string::npos);
+}
