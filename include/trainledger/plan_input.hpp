@@ -35,6 +35,13 @@ enum class CheckpointFormat { sharded, gathered };
 // DeepEP's internode kernels (one copy per remote node, forwarded over NVLink), or Megatron-Core's
 // allgather dispatcher (the group's tokens gathered whole, the outputs reduce-scattered).
 enum class EpDispatch { nccl, deepep, allgather };
+// How low-precision GEMM operands are scaled (training.recipe; docs/formulas.md#recipes): FP8
+// with one scale per tensor from an amax history (delayed) or from the tensor itself
+// (tensorwise: current scaling), one per row (rowwise, torchao), per 1 x 128 and 128 x 128
+// blocks (blockwise, DeepSeek-V3), per 32 elements with E8M0 scales (mxfp8), or 4-bit
+// values per 16 elements with E4M3 scales and a per-tensor scale (nvfp4,
+// training.precision = "fp4"). none: the GEMMs run in the training precision.
+enum class Recipe { none, delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4 };
 // The training stack whose conventions a plan follows (docs/formulas.md#frameworks): generic
 // (the source documents' conventions), PyTorch (AMP, DDP, FSDP, torchtitan), Hugging Face
 // Trainer (PyTorch plus the transformers modeling code), Megatron-LM, or DeepSpeed.
@@ -52,7 +59,9 @@ struct TrainingSpec {
   std::int64_t micro_batch = 1;
   std::int64_t global_batch = 0;  // sequences per optimizer step
   std::int64_t grad_accum = 0;    // as given (0: from global_batch); derived.grad_accum is used
+  // The GEMMs' precision: fp8 also for the 4-bit recipe (recipe nvfp4, written "fp4").
   DType precision = DType::bf16;
+  Recipe recipe = Recipe::none;
   bool master_weights = true;
   DType grad_dtype = DType::bf16;
   // The dtype gradients are reduced in across data-parallel ranks (FSDP2's
@@ -352,6 +361,9 @@ std::string_view to_string(Loss l);
 std::string_view to_string(OptimizerImpl o);
 std::string_view to_string(CheckpointFormat f);
 std::string_view to_string(EpDispatch d);
+std::string_view to_string(Recipe r);
+// training.precision as a plan writes it: "fp4" for the 4-bit recipe, else the dtype.
+std::string_view precision_name(const TrainingSpec& t);
 std::string_view to_string(Framework f);
 std::string_view to_string(RlAlgorithm a);
 std::string_view to_string(RlPlacement p);
@@ -407,6 +419,10 @@ constexpr std::array<Loss, 3> all_values(Loss) {
 }
 constexpr std::array<CheckpointFormat, 2> all_values(CheckpointFormat) {
   return {CheckpointFormat::sharded, CheckpointFormat::gathered};
+}
+constexpr std::array<Recipe, 7> all_values(Recipe) {
+  return {Recipe::none,      Recipe::delayed, Recipe::tensorwise, Recipe::rowwise,
+          Recipe::blockwise, Recipe::mxfp8,   Recipe::nvfp4};
 }
 constexpr std::array<Framework, 5> all_values(Framework) {
   return {Framework::generic, Framework::pytorch, Framework::hf, Framework::megatron,

@@ -117,7 +117,29 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.document_length = in.integer("training.document_length", 0);
   t.micro_batch = in.integer("training.micro_batch");
   t.global_batch = in.integer("training.global_batch", 0);
-  t.precision = from_string(in.text("training.precision"), DType::bf16);
+  // "fp4" is the 4-bit recipe's precision: its GEMMs are timed at the fp4 peak, and everything
+  // else that follows from low-precision GEMMs (bf16 weights, attention, LM head) is fp8's.
+  const std::string precision = in.text("training.precision");
+  t.precision = precision == "fp4" ? DType::fp8 : from_string(precision, DType::bf16);
+  if (t.precision == DType::fp8) t.recipe = precision == "fp4" ? Recipe::nvfp4 : Recipe::tensorwise;
+  if (in.has("training.recipe")) {
+    const std::string recipe = in.text("training.recipe");
+    if (t.precision != DType::fp8)
+      in.error("training.recipe",
+               fmt::format("training.recipe = \"{}\" scales fp8 or fp4 GEMMs, but "
+                           "training.precision is \"{}\"",
+                           recipe, precision));
+    else if ((recipe == "nvfp4") != (precision == "fp4"))
+      in.error("training.recipe",
+               recipe == "nvfp4"
+                   ? std::string("training.recipe = \"nvfp4\" is a 4-bit recipe: it needs "
+                                 "training.precision = \"fp4\"")
+                   : fmt::format("training.precision = \"fp4\" has one recipe, nvfp4; "
+                                 "\"{}\" is an fp8 recipe (training.precision = \"fp8\")",
+                                 recipe));
+    else
+      t.recipe = from_string(recipe, Recipe::tensorwise);
+  }
   t.master_weights = in.boolean("training.master_weights");
   t.framework = from_string(framework_name(in), Framework::pytorch);
   if (in.has("training.grad_dtype")) {

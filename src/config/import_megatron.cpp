@@ -47,7 +47,11 @@ const Flag k_megatron_flags[] = {
     {"--bf16", "", false},
     {"--fp16", "", false},
     {"--fp8-format", "", true},
+    {"--fp8-recipe", "", true},
+    {"--fp4-format", "", true},
+    {"--fp4-recipe", "", true},
     {"--fp8-param-gather", "", false},
+    {"--fp4-param-gather", "", false},
     {"--moe-enable-deepep", "", false},
     {"--moe-token-dispatcher-type", "", true},
     {"--num-layers", "model.layers", true},
@@ -273,16 +277,43 @@ void import_megatron(const std::string& text, Sink& s) {
     // host, main_grad on the GPU (the framework's offload convention).
     if (flag == "--optimizer-cpu-offload") s.put("parallel.offload", string_value("optimizer", o));
     // FP8 recipes run beside --bf16: FP8 wins.
-    if ((flag == "--bf16" || flag == "--fp16") && !seen.count("--fp8-format"))
+    if ((flag == "--bf16" || flag == "--fp16") && !seen.count("--fp8-format") &&
+        !seen.count("--fp4-format"))
       s.put("training.precision", string_value(flag.substr(2), o));
+    if (flag == "--fp8-format" && seen.count("--fp4-format"))
+      s.error(o, "--fp8-format with --fp4-format: Megatron-LM trains in one of them");
     if (flag == "--fp8-format") {
-      // Megatron-LM's choices (arguments.py).
-      if (v.value == "e4m3" || v.value == "hybrid")
+      // Megatron-LM's choices (arguments.py); --fp8-recipe defaults to delayed
+      // (megatron/core/enums.py Fp8Recipe, transformer_config.py fp8_recipe).
+      if (v.value == "e4m3" || v.value == "hybrid") {
         s.put("training.precision", string_value("fp8", o));
-      else
+        if (!seen.count("--fp8-recipe")) s.put("training.recipe", string_value("delayed", o));
+      } else {
         s.error(o, fmt::format("{}: expected e4m3 or hybrid", said(flag, v)));
+      }
     }
-    if (flag == "--fp8-param-gather") s.put("parallel.fp8_param_gather", boolean_value(true, o));
+    if (flag == "--fp8-recipe") {
+      if (v.value == "delayed" || v.value == "tensorwise" || v.value == "blockwise" ||
+          v.value == "mxfp8")
+        s.put("training.recipe", string_value(v.value, o));
+      else
+        s.error(o, fmt::format("{}: expected delayed, tensorwise, blockwise or mxfp8 (a custom "
+                               "recipe is not modelled)",
+                               said(flag, v)));
+    }
+    if (flag == "--fp4-format") {
+      if (v.value == "e2m1") {
+        s.put("training.precision", string_value("fp4", o));
+        s.put("training.recipe", string_value("nvfp4", o));
+      } else {
+        s.error(o, fmt::format("{}: expected e2m1", said(flag, v)));
+      }
+    }
+    if (flag == "--fp4-recipe" && v.value != "nvfp4")
+      s.error(o,
+              fmt::format("{}: expected nvfp4 (a custom recipe is not modelled)", said(flag, v)));
+    if (flag == "--fp8-param-gather" || flag == "--fp4-param-gather")
+      s.put("parallel.fp8_param_gather", boolean_value(true, o));
     // Megatron-Core's flex token dispatcher over DeepEP (--moe-enable-deepep).
     if (flag == "--moe-enable-deepep") s.put("parallel.ep_dispatch", string_value("deepep", o));
     // The dispatcher (arguments.py: allgather, alltoall, flex); flex runs DeepEP only with

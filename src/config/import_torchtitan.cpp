@@ -192,7 +192,15 @@ void activation_checkpoint(const Value& table, Sink& s) {
   }
 }
 
-void model(const Value& table, Sink& s) {
+// The low-precision converters and the float8 recipe: a recipe applies only where a converter
+// is listed (a [float8] table alone changes nothing in torchtitan).
+struct Quantize {
+  const Value* float8 = nullptr;  // the converter listed
+  const Value* mx = nullptr;
+  const Value* recipe = nullptr;  // float8 recipe_name
+};
+
+void model(const Value& table, Sink& s, Quantize& q) {
   const Value* flavor = field(table, "flavor");
   for (const auto& [k, v] : table.fields) {
     const std::string name = "model." + k;
@@ -204,8 +212,12 @@ void model(const Value& table, Sink& s) {
       for (const Value& c : v.items) {
         if (c.type != Value::Type::string)
           s.error(c.origin, fmt::format("{}: expected names, got {}", name, shown(c)));
-        else if (c.string == "float8" || c.string == "quantize.linear.float8")
-          s.put("training.precision", string_value("fp8", c.origin));
+        else if (c.string == "float8" || c.string == "quantize.linear.float8" ||
+                 c.string == "quantize.dense.float8")
+          q.float8 = &c;
+        else if (c.string == "mx" || c.string == "quantize.linear.mx" ||
+                 c.string == "quantize.dense.mx")
+          q.mx = &c;
         else
           s.ignore(name + " " + c.string, "not a modelled converter");
       }
@@ -261,12 +273,40 @@ void optimizer(const Value& table, Sink& s) {
 }
 
 // [quantize.linear.float8] or the older [float8].
-void float8(const Value& table, const std::string& section, Sink& s) {
+void float8(const Value& table, const std::string& section, Sink& s, Quantize& q) {
   for (const auto& [k, v] : table.fields) {
     if (k == "enable_fsdp_float8_all_gather")
       s.put("parallel.fp8_all_gather", v);
+    else if (k == "recipe_name")
+      q.recipe = &v;
     else
       s.ignore(section + "." + k, "");
+  }
+}
+
+// torchtitan's float8 converter: tensorwise unless recipe_name says rowwise
+// (components/quantization/float8.py; torchao Float8LinearConfig.from_recipe_name); the mx
+// converter's MXFP8 (components/quantization/mx.py).
+void put_quantize(const Quantize& q, Sink& s) {
+  if (q.mx) {
+    s.put("training.precision", string_value("fp8", q.mx->origin));
+    s.put("training.recipe", string_value("mxfp8", q.mx->origin));
+    return;
+  }
+  if (!q.float8) return;
+  s.put("training.precision", string_value("fp8", q.float8->origin));
+  if (!q.recipe) return;
+  const Value& r = *q.recipe;
+  if (r.type == Value::Type::string && (r.string == "tensorwise" || r.string == "rowwise")) {
+    s.put("training.recipe", r);
+  } else if (r.type == Value::Type::string && r.string == "rowwise_with_gw_hp") {
+    s.put("training.recipe", string_value("rowwise", r.origin));
+    s.ignore("float8.recipe_name = rowwise_with_gw_hp",
+             "read as rowwise: its weight gradient in bf16 is not modelled");
+  } else {
+    s.error(r.origin, fmt::format("float8 recipe_name = {}: expected tensorwise, rowwise or "
+                                  "rowwise_with_gw_hp",
+                                  shown(r)));
   }
 }
 
@@ -280,6 +320,7 @@ void import_torchtitan(const Value& doc, Sink& s) {
   // Its optimizer is torch.optim's fused kernel unless [optimizer] implementation says otherwise
   // (config/job_config.py, Optimizer.implementation = "fused").
   s.put("training.optimizer_impl", string_value("fused", doc.origin));
+  Quantize quantize;
   for (const auto& [section, table] : doc.fields) {
     if (table.type != Value::Type::table) {
       s.ignore(section, "not a section");
@@ -314,16 +355,16 @@ void import_torchtitan(const Value& doc, Sink& s) {
     } else if (section == "optimizer") {
       optimizer(table, s);
     } else if (section == "model") {
-      model(table, s);
+      model(table, s, quantize);
     } else if (section == "float8") {
-      float8(table, section, s);
+      float8(table, section, s, quantize);
     } else if (section == "quantize") {
       // Nested tables ([quantize.linear.float8]) arrive as tables of tables.
       for (const auto& [k, v] : table.fields) {
         const Value* fp8 =
             k == "linear" && v.type == Value::Type::table ? field(v, "float8") : nullptr;
         if (fp8 && fp8->type == Value::Type::table) {
-          float8(*fp8, "quantize.linear.float8", s);
+          float8(*fp8, "quantize.linear.float8", s, quantize);
           for (const auto& [k2, other] : v.fields)
             if (k2 != "float8") s.ignore("quantize.linear." + k2, "not modelled");
         } else {
@@ -334,6 +375,7 @@ void import_torchtitan(const Value& doc, Sink& s) {
       s.ignore(section, "does not change memory or time");
     }
   }
+  put_quantize(quantize, s);
 }
 
 }  // namespace trainledger::config::importing

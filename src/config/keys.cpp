@@ -16,7 +16,6 @@ using T = KeyType;
 // then for quantities their kind, for choices the names, for numbers the bounds.
 // clang-format off
 std::vector<KeySpec> build_table() {
-  const std::vector<std::string_view> dtypes_param = {"fp32", "bf16", "fp16", "fp8"};
   const std::vector<std::string_view> dtypes_state = {"fp32", "bf16", "fp16"};
   return {
     // [model]
@@ -64,7 +63,8 @@ std::vector<KeySpec> build_table() {
     {"training", "document_length", T::integer, "", "packed sequences: mean document length; attention stays inside each document (FlashAttention varlen, document masks), so its s² FLOPs use this instead of seq_len; default: seq_len", Q::count, {}, 1, 1e9},
     {"training", "micro_batch", T::integer, "1", "micro-batch b (sequences per GPU per pass)", Q::count, {}, 1, 1e7},
     {"training", "global_batch", T::integer, "", "sequences per optimizer step; default: micro_batch × dp (no accumulation)", Q::count, {}, 1, 1e12},
-    {"training", "precision", T::choice, "\"bf16\"", "weights/compute: fp32, or bf16/fp16/fp8 mixed precision", Q::count, dtypes_param},
+    {"training", "precision", T::choice, "\"bf16\"", "weights/compute: fp32, or bf16/fp16/fp8/fp4 mixed precision (fp8 and fp4: the linear layers' GEMMs in that format, with bf16 weights, attention and LM head; see training.recipe)", Q::count, {"fp32", "bf16", "fp16", "fp8", "fp4"}},
+    {"training", "recipe", T::choice, "", "how fp8/fp4 GEMM operands are scaled: delayed (Transformer Engine's DelayedScaling, amax history), tensorwise (current scaling: Float8CurrentScaling, torchao tensorwise), rowwise (torchao), blockwise (1 x 128 / 128 x 128 blocks, Float8BlockScaling, DeepSeek-V3), mxfp8 (32-element blocks, E8M0 scales; Blackwell) with precision fp8; nvfp4 (16-element blocks, E4M3 scales, a per-tensor scale; Blackwell) with precision fp4. It sets the quantized weight copies kept, the saved GEMM inputs, the cast kernels' traffic and the parameter all-gather's bytes (docs/formulas.md#recipes); default: tensorwise for fp8, nvfp4 for fp4", Q::count, {"delayed", "tensorwise", "rowwise", "blockwise", "mxfp8", "nvfp4"}},
     {"training", "master_weights", T::boolean, "true", "keep fp32 master weights (mixed precision); false for pure 16-bit recipes"},
     {"training", "framework", T::choice, "\"auto\"", "the training stack whose conventions apply (docs/formulas.md#frameworks): auto (inferred from the plan, the reason printed: zero = 1 with tp, pp or ep, or tp or pp without zero → megatron; zero = 1 or 2 otherwise, or DeepSpeed's bucket keys → deepspeed; LoRA/QLoRA → hf; else pytorch), pytorch (AMP/DDP/FSDP/torchtitan: fp32 gradients, fp32 checkpoint weights), hf (Hugging Face Trainer: pytorch + eager RMSNorm, autocast: eager softmax saved in fp32, under TP the logits gathered to every rank), megatron (fp32 main_grad, fused SwiGLU and element-wise kernels, FP8 inputs saved in FP8, buckets of max(4e7, 1e6·dp) elements), deepspeed (BF16_Optimizer's fp32 gradients, 5e8-element buckets, ZeRO-3 live parameters), generic (the textbook 16 B/param: gradients in the weights' dtype); also accepted: torchtitan and fsdp (= pytorch), hf-trainer (= hf), nemo and megatron-core (= megatron)", Q::count, {"auto", "pytorch", "hf", "megatron", "deepspeed", "generic", "torchtitan", "fsdp", "hf-trainer", "nemo", "megatron-core"}},
     {"training", "grad_dtype", T::choice, "", "gradient dtype; default: fp32 when training in 16 bits with master weights (pytorch, hf, megatron; deepspeed at ZeRO 0-1), else the weights' dtype", Q::count, dtypes_state},

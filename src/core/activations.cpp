@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "formula.hpp"
+#include "recipe.hpp"
 
 namespace trainledger {
 
@@ -34,7 +35,15 @@ bool te_fp8(const PlanInput& in) {
   return in.training.precision == DType::fp8 && in.training.framework == Framework::megatron;
 }
 
-double gemm_input_bytes(const PlanInput& in) { return te_fp8(in) ? 1.0 : act_bytes(in); }
+// The saved copy's bytes follow the recipe (saved_input_bytes: 1 B per-tensor FP8, 1.03 B
+// block-scaled FP8, 0.56 B NVFP4). torchao's float8 and MX linears save the 16-bit input and
+// quantize again in backward (float8/float8_linear.py matmul_with_hp_or_float8_args:
+// ctx.save_for_backward(input_hp, ...)); its NVFP4 linear saves the 4-bit column-wise copy
+// (prototype/moe_training/nvfp4_training/nvfp4_linear.py nvfp4_mm_triton).
+double gemm_input_bytes(const PlanInput& in) {
+  if (te_fp8(in) || in.training.recipe == Recipe::nvfp4) return saved_input_bytes(in);
+  return act_bytes(in);
+}
 
 SavedTensor tensor(Text name, double elements, double bytes, Split split) {
   SavedTensor t;
@@ -150,7 +159,8 @@ void attention_tensors(const PlanInput& in, Tensors& out) {
   if (in.training.attention == Attention::eager) ctx.weight_input_of = target_bit(LoraTarget::o);
   out.push_back(ctx);
   if (te_fp8(in)) {
-    SavedTensor ctx8 = tensor("attn_out_fp8", T * a * v_head_dim(m), 1, Split::tp);
+    SavedTensor ctx8 =
+        tensor("attn_out_fp8", T * a * v_head_dim(m), saved_input_bytes(in), Split::tp);
     ctx8.op_saved = true;
     out.push_back(ctx8);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "activations.hpp"
+#include "recipe.hpp"
 #include "state.hpp"
 #include "timing.hpp"
 
@@ -69,7 +70,9 @@ LayerFlops layer_flops(const PlanInput& in) {
   f.routed_matmul =
       2 * T * moe_share * mats * h * m.expert_ffn * static_cast<double>(m.experts_per_token) / t;
   {
-    const double operand = in.training.precision == DType::fp8 ? 1.0 : 2.0;
+    const double operand = in.training.recipe == Recipe::nvfp4   ? 0.5
+                           : in.training.precision == DType::fp8 ? 1.0
+                                                                 : 2.0;
     const bool frozen = in.training.finetune != Finetune::full;
     auto add = [&](double M, double K, double N, double count) {
       const GemmBytes g = gemm_bytes(M, K, N, operand);
@@ -143,11 +146,10 @@ LayerFlops layer_flops(const PlanInput& in) {
                          (1 - moe_share) * m.ffn;
   f.op_recomputed = 2 * T * (h * kv + q * h + h * f_width) / t;
   if (in.training.precision == DType::fp8) {
-    // Dynamic scaling casts every GEMM operand: its amax (read 2 B), the cast (read 2 B, write
-    // 1 B) and the transposed copy the backward GEMMs need (read 1 B, write 1 B), 7 B per
-    // element: the inputs of q/k/v, o, the MLP's first and second matmuls in forward, their
-    // output gradients in backward, and the weights once per micro-batch (torchao
-    // float8/float8_scaling_utils.py; Transformer Engine's cast_transpose kernels).
+    // Every GEMM operand is quantized: the inputs of q/k/v, o, the MLP's first and second
+    // matmuls in forward, their output gradients in backward, and the weights once per
+    // micro-batch, each at the recipe's bytes per element (cast_bytes: 7 B for current
+    // scaling's amax pass, cast and transposed copy; docs/formulas.md#recipes).
     const double mlp_width =
         moe_share * (m.expert_ffn * static_cast<double>(m.experts_per_token) + shared_width) +
         (1 - moe_share) * m.ffn;
@@ -157,7 +159,7 @@ LayerFlops layer_flops(const PlanInput& in) {
         attn + attn_whole * t +
         moe_share * mats * h * (static_cast<double>(m.expert_ffn) * m.experts + shared_width) +
         (1 - moe_share) * mats * h * m.ffn;
-    f.fp8_casts = 7.0 * (inputs + out_grads + weights) / t;
+    f.fp8_casts = cast_bytes(in) * (inputs + out_grads + weights) / t;
   }
   return f;
 }

@@ -80,6 +80,30 @@ std::string_view to_string(EpDispatch d) {
   return "nccl";
 }
 
+std::string_view to_string(Recipe r) {
+  switch (r) {
+    case Recipe::none:
+      return "none";
+    case Recipe::delayed:
+      return "delayed";
+    case Recipe::tensorwise:
+      return "tensorwise";
+    case Recipe::rowwise:
+      return "rowwise";
+    case Recipe::blockwise:
+      return "blockwise";
+    case Recipe::mxfp8:
+      return "mxfp8";
+    case Recipe::nvfp4:
+      return "nvfp4";
+  }
+  return "none";
+}
+
+std::string_view precision_name(const TrainingSpec& t) {
+  return t.recipe == Recipe::nvfp4 ? "fp4" : to_string(t.precision);
+}
+
 std::string_view to_string(Offload o) {
   switch (o) {
     case Offload::none:

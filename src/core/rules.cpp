@@ -9,6 +9,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "recipe.hpp"
+
 namespace trainledger {
 
 namespace {
@@ -245,17 +247,26 @@ void check_sharding(Violations& in, const PlanInput& p) {
     in.error("parallel.fp8_all_gather",
              fmt::format("parallel.fp8_all_gather gathers FP8 weights: it needs parallel.zero = 3 "
                          "(FSDP) and training.precision = \"fp8\" (zero is {}, precision {})",
-                         p.parallel.zero, to_string(p.training.precision)));
+                         p.parallel.zero, precision_name(p.training)));
+  else if (p.parallel.fp8_all_gather && p.training.recipe != Recipe::tensorwise)
+    // torchao/float8/config.py Float8LinearConfig.__post_init__: "enable_fsdp_float8_all_gather
+    // only supports tensorwise scaling granularity".
+    in.error("parallel.fp8_all_gather",
+             fmt::format("parallel.fp8_all_gather is torchao's FSDP float8 all-gather, which "
+                         "supports tensorwise scaling only (training.recipe is {}); the other "
+                         "recipes gather bf16",
+                         to_string(p.training.recipe)));
   if (p.parallel.fp8_param_gather &&
       (p.training.framework != Framework::megatron || p.training.precision != DType::fp8 ||
        p.parallel.zero < 1 || p.parallel.zero > 2 || p.training.finetune != Finetune::full))
-    in.error("parallel.fp8_param_gather",
-             fmt::format("parallel.fp8_param_gather is Megatron-LM's --fp8-param-gather: it needs "
-                         "training.framework = \"megatron\", training.precision = \"fp8\", the "
-                         "distributed optimizer (parallel.zero = 1 or 2) and full training "
-                         "(framework {}, precision {}, zero {})",
-                         to_string(p.training.framework), to_string(p.training.precision),
-                         p.parallel.zero));
+    in.error(
+        "parallel.fp8_param_gather",
+        fmt::format("parallel.fp8_param_gather is Megatron-LM's --fp8-param-gather (with "
+                    "fp4: --fp4-param-gather): it needs training.framework = \"megatron\", "
+                    "training.precision = \"fp8\" or \"fp4\", the distributed optimizer "
+                    "(parallel.zero = 1 or 2) and full training (framework {}, precision {}, "
+                    "zero {})",
+                    to_string(p.training.framework), precision_name(p.training), p.parallel.zero));
   if (!p.parallel.limit_all_gathers &&
       (p.parallel.zero < 3 || p.training.framework == Framework::deepspeed))
     in.error("parallel.limit_all_gathers",
@@ -271,6 +282,43 @@ void check_sharding(Violations& in, const PlanInput& p) {
     in.error("parallel.reshard_after_forward",
              "parallel.reshard_after_forward is an FSDP2 option; DeepSpeed ZeRO-3 keeps "
              "parameters by stage3_max_reuse_distance (framework deepspeed models that)");
+}
+
+// The low-precision recipes the stacks and GPUs have (docs/formulas.md#recipes).
+void check_recipe(Violations& in, const PlanInput& p) {
+  const TrainingSpec& t = p.training;
+  const PeakFlops& peaks = p.cluster.gpu.peak_flops;
+  const bool block_scaled = t.recipe == Recipe::mxfp8 || t.recipe == Recipe::nvfp4;
+  // Transformer Engine asserts compute capability 10.0 for MXFP8BlockScaling and
+  // NVFP4BlockScaling (transformer_engine/pytorch/quantization.py check_mxfp8_support,
+  // check_nvfp4_support); torchtitan refuses them on Hopper.
+  if (block_scaled && peaks.any() && !block_scaled_gpu(p.cluster.gpu))
+    in.error("training.recipe",
+             fmt::format("training.recipe = \"{}\" needs block-scaled tensor cores (B200, "
+                         "GB200, B300, GB300: compute capability 10.x; Transformer Engine "
+                         "refuses it below); {} has none (no fp6/fp4 peak in cluster.peak_flops)",
+                         to_string(t.recipe),
+                         p.cluster.gpu.name.empty() ? "this GPU" : p.cluster.gpu.name));
+  else if (t.recipe == Recipe::nvfp4 && peaks.any() && peaks.fp4 <= 0)
+    in.error("training.recipe",
+             fmt::format("training.recipe = \"nvfp4\" runs its GEMMs at the fp4 peak, which {} "
+                         "does not give (cluster.peak_flops.fp4)",
+                         p.cluster.gpu.name.empty() ? "this GPU" : p.cluster.gpu.name));
+  // Transformer Engine has no row-wise recipe; torchao has no delayed scaling.
+  if (t.recipe == Recipe::rowwise &&
+      (t.framework == Framework::megatron || t.framework == Framework::deepspeed))
+    in.error("training.recipe",
+             fmt::format("training.recipe = \"rowwise\" is torchao's (framework pytorch); "
+                         "Transformer Engine under {} scales per tensor or per block (delayed, "
+                         "tensorwise, blockwise, mxfp8)",
+                         to_string(t.framework)));
+  if (t.recipe == Recipe::delayed &&
+      (t.framework == Framework::pytorch || t.framework == Framework::hf))
+    in.error("training.recipe",
+             fmt::format("training.recipe = \"delayed\" is Transformer Engine's "
+                         "DelayedScaling (framework megatron or deepspeed); torchao under {} "
+                         "scales from the tensor itself (tensorwise, rowwise)",
+                         to_string(t.framework)));
 }
 
 void check_training(Violations& in, const PlanInput& p) {
@@ -311,6 +359,7 @@ void check_training(Violations& in, const PlanInput& p) {
              fmt::format("training.precision (fp8): attention and the LM head run in bf16, but {} "
                          "has no bf16 peak FLOP/s (cluster.peak_flops)",
                          p.cluster.gpu.name));
+  check_recipe(in, p);
   // With a peak to time the GEMMs, the memory-bound kernels need the HBM bandwidth too: an
   // inline GPU without one would time them (and the optimizer step) at zero.
   if (peaks.any() && !m.count_only && p.cluster.gpu.memory_bandwidth <= 0)

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "formula.hpp"
+#include "recipe.hpp"
 
 namespace trainledger {
 
@@ -31,8 +32,11 @@ constexpr const char* k_src_fp8_param_gather =
     "transformer_engine.pytorch.fp8_model_init): the GEMM weights are created as FP8 tensors, "
     "no bf16 copy; the distributed optimizer keeps the fp32 master and gathers FP8";
 constexpr const char* k_src_fp8 =
-    "NVIDIA Transformer Engine: FP8 GEMM weights are cast once per step and cached across "
-    "micro-batches (1 B/param beside the bf16 weights)";
+    "NVIDIA Transformer Engine (module/base.py quantize_weight, _fp8_workspaces): the GEMM "
+    "weights are quantized on the first micro-batch and cached for the step, row-wise and "
+    "column-wise: per-tensor FP8 2 B/param on Hopper (data and transpose), 1 B where non-TN FP8 "
+    "GEMMs exist (utils.py is_non_tn_fp8_gemm_supported: compute capability 10.x); blockwise "
+    "2 B, MXFP8 2 × (1 + 1/32) B, NVFP4 2 × (0.5 + 1/16) B (docs/formulas.md#recipes)";
 
 constexpr const char* k_src_fsdp_master =
     "PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_param.py (FSDPParam: the sharded "
@@ -266,9 +270,17 @@ void add_master(const Context& c, Items<V>& out) {
 template <typename V>
 void add_fp8_copies(const Context& c, const StageParams& sp, Items<V>& out) {
   if (c.in.training.precision != DType::fp8 || c.zero >= 3) return;
-  V e = bytes_per_param<V>(1, "(fp8)") * V::term("matrix_params", sp.matrix, "GEMM weights");
-  out.push_back(make(ItemId::params_fp8, "FP8 copies of the GEMM weights", Unit::bytes, e,
-                     k_src_fp8, Kind::assumed));
+  const Recipe r = c.in.training.recipe;
+  V e = bytes_per_param<V>(quantized_weight_bytes(c.in),
+                           r == Recipe::nvfp4 ? "(nvfp4, both usages)" : "(fp8, both usages)") *
+        V::term("matrix_params", sp.matrix, "GEMM weights");
+  out.push_back(make(
+      ItemId::params_fp8,
+      [&] {
+        return fmt::format("{} copies of the GEMM weights ({})", r == Recipe::nvfp4 ? "FP4" : "FP8",
+                           to_string(r));
+      },
+      Unit::bytes, e, k_src_fp8, Kind::estimated));
 }
 
 }  // namespace
@@ -285,8 +297,8 @@ int loss_vocab_split(const PlanInput& in) {
 
 double gathered_bytes(const PlanInput& in, double matrix_share) {
   const double b = param_bytes(in.training);
-  return in.parallel.fp8_all_gather || in.parallel.fp8_param_gather ? b - (b - 1) * matrix_share
-                                                                    : b;
+  if (!in.parallel.fp8_all_gather && !in.parallel.fp8_param_gather) return b;
+  return b - (b - gathered_weight_bytes(in)) * matrix_share;
 }
 
 int param_bytes(const TrainingSpec& t) {

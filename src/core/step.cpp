@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "activations.hpp"
+#include "recipe.hpp"
 #include "stage_params.hpp"
 #include "state.hpp"
 #include "timing.hpp"
@@ -53,7 +54,10 @@ constexpr const char* k_src_mfu =
 // head, which stay in bf16 under FP8 (Transformer Engine and Megatron-LM cast only the linear
 // layers: te.Linear / te.LayerNormLinear; DotProductAttention and the output layer run in
 // bf16).
+// The 4-bit recipe's GEMMs run at the fp4 peak (NVFP4 tensor cores: twice FP8's on B200,
+// three times on B300/GB300).
 double peak_rate(const PlanInput& in) {
+  if (in.training.recipe == Recipe::nvfp4) return in.cluster.gpu.peak_flops.fp4;
   return peak_of(in.cluster.gpu.peak_flops, in.training.precision);
 }
 
@@ -418,7 +422,7 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   if (peak <= 0) {
     if (warnings)
       warnings->push_back("cluster: no peak FLOP/s for " +
-                          std::string(to_string(in.training.precision)) +
+                          std::string(precision_name(in.training)) +
                           " (cluster.peak_flops): step time is not computed");
     return out;
   }

@@ -70,7 +70,15 @@ std::string megatron(const PlanInput& in, const std::string& title) {
   arg("--seq-length", t.seq_len);
   if (t.precision == DType::bf16 || t.precision == DType::fp8) flag("--bf16");
   if (t.precision == DType::fp16) flag("--fp16");
-  if (t.precision == DType::fp8) arg("--fp8-format", "hybrid");
+  // Megatron-LM's low-precision flags (megatron/core/enums.py Fp8Recipe, Fp4Recipe;
+  // --fp8-recipe defaults to delayed): MXFP8 and NVFP4 use E4M3 throughout.
+  if (t.recipe == Recipe::nvfp4) {
+    arg("--fp4-format", "e2m1");
+    arg("--fp4-recipe", "nvfp4");
+  } else if (t.precision == DType::fp8) {
+    arg("--fp8-format", t.recipe == Recipe::mxfp8 ? "e4m3" : "hybrid");
+    if (t.recipe != Recipe::rowwise) arg("--fp8-recipe", to_string(t.recipe));
+  }
   if (t.grad_dtype == DType::bf16 && t.reduce_dtype == DType::bf16) flag("--grad-reduce-in-bf16");
   arg("--tensor-model-parallel-size", p.tp);
   arg("--pipeline-model-parallel-size", p.pp);
@@ -86,7 +94,9 @@ std::string megatron(const PlanInput& in, const std::string& title) {
                                 to_string(p.schedule)));
   if (p.sequence_parallel) flag("--sequence-parallel");
   if (p.zero == 1) flag("--use-distributed-optimizer");
-  if (p.fp8_param_gather) flag("--fp8-param-gather");
+  if (p.fp8_param_gather)
+    flag(t.recipe == Recipe::nvfp4 ? "--fp4-param-gather" : "--fp8-param-gather");
+  if (p.fp8_param_gather && t.recipe == Recipe::mxfp8) flag("--reuse-grad-buf-for-mxfp8-param-ag");
   if (p.zero >= 2)
     notes.push_back(
         fmt::format("parallel.zero = {}: Megatron-LM's distributed optimizer shards "
@@ -185,7 +195,12 @@ std::string torchtitan(const PlanInput& in, const std::string& title) {
   else
     out += fmt::format("# not emitted: no torchtitan flavor for \"{}\"\n",
                        text::comment(in.model.name));
-  if (t.precision == DType::fp8) out += "converters = [\"float8\"]\n";
+  // torchtitan's converters (components/quantization/float8.py, mx.py): float8 takes the
+  // tensorwise and rowwise recipes, mx the MXFP8 one.
+  if (t.recipe == Recipe::mxfp8)
+    out += "converters = [\"mx\"]\n";
+  else if (t.precision == DType::fp8 && t.recipe != Recipe::nvfp4)
+    out += "converters = [\"float8\"]\n";
   out += "\n[training]\n";
   out += fmt::format("local_batch_size = {}\nglobal_batch_size = {}\nseq_len = {}\n", t.micro_batch,
                      t.global_batch, t.seq_len);
@@ -244,7 +259,19 @@ std::string torchtitan(const PlanInput& in, const std::string& title) {
         "# not emitted: training.recompute = selective (Megatron's attention-core "
         "recompute)\nmode = \"none\"\n";
   out += fmt::format("\n[compile]\nenable = {}\n", t.compile ? "true" : "false");
-  if (p.fp8_all_gather) out += "\n[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\n";
+  if (p.fp8_all_gather || t.recipe == Recipe::rowwise) {
+    out += "\n[quantize.linear.float8]\n";
+    if (p.fp8_all_gather) out += "enable_fsdp_float8_all_gather = true\n";
+    if (t.recipe == Recipe::rowwise) out += "recipe_name = \"rowwise\"\n";
+  }
+  if (t.recipe == Recipe::mxfp8) out += "\n[quantize.linear.mx]\nrecipe_name = \"mxfp8_cublas\"\n";
+  if (t.recipe == Recipe::nvfp4)
+    out +=
+        "\n# not emitted: training.recipe = nvfp4 (torchtitan's NVFP4 converter is configured in "
+        "Python, components/quantization/nvfp4.py)\n";
+  if (t.recipe == Recipe::delayed || t.recipe == Recipe::blockwise)
+    out += fmt::format("\n# not emitted: training.recipe = {} (a Transformer Engine recipe)\n",
+                       to_string(t.recipe));
   return out;
 }
 

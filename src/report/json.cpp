@@ -141,7 +141,8 @@ json training_json(const PlanInput& in) {
   j["document_length"] = t.document_length;
   j["micro_batch"] = t.micro_batch;
   j["global_batch"] = t.global_batch;
-  j["precision"] = std::string(to_string(t.precision));
+  j["precision"] = std::string(precision_name(t));
+  j["recipe"] = std::string(to_string(t.recipe));  // "none" in 16 and 32 bits
   j["master_weights"] = t.master_weights;
   j["grad_dtype"] = std::string(to_string(t.grad_dtype));
   j["reduce_dtype"] = std::string(to_string(t.reduce_dtype));

@@ -114,7 +114,9 @@ std::vector<std::pair<std::string, std::string>> derived_facts(const PlanResult&
   if (d.active_params != d.params) out.emplace_back("active params", format_count(d.active_params));
   if (d.trainable_params != d.params)
     out.emplace_back("trainable", format_count(d.trainable_params));
-  out.emplace_back("precision", std::string(to_string(t.precision)));
+  out.emplace_back("precision", t.recipe == Recipe::none ? std::string(to_string(t.precision))
+                                                         : fmt::format("{} ({})", precision_name(t),
+                                                                       to_string(t.recipe)));
   out.emplace_back("conventions", t.framework_basis.empty()
                                       ? std::string(to_string(t.framework))
                                       : fmt::format("{} (inferred from the plan: {}; set "

@@ -39,7 +39,7 @@ TEST_CASE("wrong types name the expected type and the value", "[errors]") {
                "false, got an integer (1)"});
   CHECK(load_errors(k_ok_model + k_ok_cluster + "[training]\nprecision = \"bf61\"\n") ==
         Errors{"trainledger: error: test.toml:6:13: training.precision: \"bf61\" is not one of "
-               "\"fp32\", \"bf16\", \"fp16\", \"fp8\" (did you mean \"bf16\"?)"});
+               "\"fp32\", \"bf16\", \"fp16\", \"fp8\", \"fp4\" (did you mean \"bf16\"?)"});
   CHECK(load_errors(k_ok_model + k_ok_cluster + "[parallel]\nzero = 5\n") ==
         Errors{"trainledger: error: test.toml:6:8: parallel.zero: 5 is not a ZeRO stage (0, 1, "
                "2, 3 or \"fsdp\")"});

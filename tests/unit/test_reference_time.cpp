@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
@@ -187,4 +188,119 @@ gpus_per_node = 1
   CHECK(std::fabs(e_eager) <= 0.15);
   CHECK(std::fabs(e_compiled) <= 0.15);
   CHECK(eager > compiled);
+}
+
+// Megatron-Bridge's dense pre-training rows on B200, GB200 and GB300 with the H100 rows of the
+// same models (Llama 3 8B and 70B, Llama 3.1 405B; FP8 current scaling, MXFP8, NVFP4) and
+// torchao's Llama 3 8B recipes with torchtitan on 8 B200 and 8 H100 (tests/reference/
+// time-blackwell/, held back: no value was set on them; docs/accuracy.md#recipes). torchao's
+// B200s were power-limited, so only its ratios between recipes are compared.
+TEST_CASE("throughput against Megatron-Bridge's dense Blackwell rows and torchao's recipes",
+          "[reference][time][recipes]") {
+  const auto all = nlohmann::json::parse(
+      test::read_file(test::source_path("tests/reference/time-blackwell/cases.json")));
+  nlohmann::json mb = nlohmann::json::array();
+  std::vector<std::string> systems, precisions, runs;
+  std::map<std::string, double> torchao_measured, torchao_predicted;
+  for (const auto& c : all) {
+    REQUIRE(!c["source"].get<std::string>().empty());
+    const std::string plan = "time-blackwell/" + c["plan"].get<std::string>();
+    if (c["release"] == "torchao") {
+      const PlanResult p = test::plan_checked(
+          config::load_plan_file(test::source_path("tests/reference/" + plan), {}).input);
+      const std::string key =
+          c["system"].get<std::string>() + " " + c["precision"].get<std::string>();
+      torchao_measured[key] = c["measured_tokens_per_s_per_gpu"];
+      torchao_predicted[key] = find_item(p.time, ItemId::throughput_tokens_per_s_per_gpu)->value;
+      continue;
+    }
+    mb.push_back({{"plan", plan},
+                  {"measured", c["measured_tokens_per_s_per_gpu"]},
+                  {"quantity", "throughput.tokens_per_s_per_gpu"}});
+    systems.push_back(c["system"]);
+    precisions.push_back(c["precision"]);
+    runs.push_back(fmt::format("{} {} {} {}g", c["release"].get<std::string>(),
+                               c["model"].get<std::string>(), c["system"].get<std::string>(),
+                               c["gpus"].get<int>()));
+  }
+  const Errors e = evaluate(mb);
+  REQUIRE(e.abs.size() == 89);
+  // The set: B200 and GB200 in FP8 current scaling and MXFP8.
+  std::vector<double> abs_bw, signed_bw;
+  std::map<std::string, std::vector<double>> by_group;
+  for (std::size_t i = 0; i < e.abs.size(); ++i) {
+    const std::string precision = precisions[i] == "FP8" ? "FP8-CS" : precisions[i];
+    by_group[systems[i] + " " + precision].push_back(e.signed_errors[i]);
+    if ((systems[i] == "DGX-B200" || systems[i] == "DGX-GB200") && precision != "NVFP4") {
+      abs_bw.push_back(e.abs[i]);
+      signed_bw.push_back(e.signed_errors[i]);
+    }
+  }
+  std::string groups = "\n| system, precision | runs | median signed |\n|---|---:|---:|\n";
+  for (const auto& [g, v] : by_group)
+    groups += fmt::format("| {} | {} | {:+.1f} % |\n", g, v.size(), 100 * median(v));
+  WARN("blackwell" << e.table << groups
+                   << fmt::format("all {}: median {:.1f} %, median signed {:+.1f} %; B200/GB200 "
+                                  "FP8-CS and MXFP8 ({}): median {:.1f} %, signed {:+.1f} %",
+                                  e.abs.size(), 100 * median(e.abs), 100 * median(e.signed_errors),
+                                  abs_bw.size(), 100 * median(abs_bw), 100 * median(signed_bw)));
+  // Megatron-Bridge's MXFP8 and NVFP4 rows over FP8 current scaling in the same release, model,
+  // system and GPU count: measured and planned ratios.
+  std::map<std::string, std::map<std::string, std::pair<double, double>>> by_run;
+  for (std::size_t i = 0; i < e.abs.size(); ++i) {
+    const double measured = mb[i]["measured"];
+    const std::string precision = precisions[i] == "FP8" ? "FP8-CS" : precisions[i];
+    by_run[runs[i]][precision] = {measured, measured * (1 + e.signed_errors[i])};
+  }
+  std::string mb_ratios =
+      "\n| run | recipe | measured / FP8-CS | planned / FP8-CS |\n|---|---|---:|---:|\n";
+  std::map<std::string, std::vector<double>> mb_ratio_error;
+  for (const auto& [run, by_precision] : by_run) {
+    const auto base = by_precision.find("FP8-CS");
+    if (base == by_precision.end()) continue;
+    for (const auto& [precision, v] : by_precision) {
+      if (precision == "FP8-CS") continue;
+      const double m = v.first / base->second.first, p = v.second / base->second.second;
+      mb_ratio_error[precision].push_back(p / m - 1);
+      mb_ratios += fmt::format("| {} | {} | {:.3f} | {:.3f} |\n", run, precision, m, p);
+    }
+  }
+  for (const auto& [precision, v] : mb_ratio_error)
+    mb_ratios += fmt::format("{} over FP8-CS: {} pairs, median ratio error {:+.1f} %\n", precision,
+                             v.size(), 100 * median(v));
+  WARN("Megatron-Bridge ratios" << mb_ratios);
+  // torchao's speed-ups over bf16, measured and planned.
+  std::string ratios = "\n| GPU, recipe | measured / bf16 | planned / bf16 |\n|---|---:|---:|\n";
+  std::map<std::string, double> ratio_error;
+  for (const auto& [key, measured] : torchao_measured) {
+    const std::string gpu = key.substr(0, key.find(" ("));
+    const std::string base = key.substr(0, key.rfind(' ')) + " BF16";
+    if (key == base || !torchao_measured.count(base)) continue;
+    const double m = measured / torchao_measured[base];
+    const double p = torchao_predicted[key] / torchao_predicted[base];
+    ratio_error[key] = p / m - 1;
+    ratios += fmt::format("| {} | {:.3f} | {:.3f} |\n", key, m, p);
+  }
+  WARN("torchao ratios" << ratios);
+  REQUIRE(ratio_error.size() == 5);
+  // The goals of the Blackwell recipes: tokens/s per GPU of B200 and GB200 in FP8 current
+  // scaling and MXFP8 within 15 % at the median, signed within ±7 % (7.2 %, +4.3 % over 36
+  // runs); MXFP8's and NVFP4's speed-up over FP8 within 10 % of the published ratio (+4.8 %,
+  // +9.7 % at the median).
+  CHECK(median(abs_bw) <= 0.15);
+  CHECK(std::fabs(median(signed_bw)) <= 0.07);
+  CHECK(median(e.abs) <= 0.11);
+  CHECK(std::fabs(median(e.signed_errors)) <= 0.06);
+  REQUIRE(mb_ratio_error.size() == 2);
+  for (const auto& [precision, v] : mb_ratio_error) {
+    INFO(precision);
+    CHECK(std::fabs(median(v)) <= 0.10);
+  }
+  // torchao's gains over bf16 are over-predicted by 9 to 32 % (docs/accuracy.md#recipes: the
+  // goal of 10 % is not met); held where they are, in sign and size.
+  for (const auto& [key, error] : ratio_error) {
+    INFO(key);
+    CHECK(error > 0);
+    CHECK(error <= 0.35);
+  }
 }

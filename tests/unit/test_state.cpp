@@ -255,10 +255,19 @@ TEST_CASE("Adafactor keeps a factored second moment", "[state]") {
 TEST_CASE("fp8 training keeps bf16 weights and cached fp8 copies", "[state]") {
   const PlanResult p = plan_text(count_only(1e9, "precision = \"fp8\"", "", 1));
   CHECK(item_value(p, "params") == 2e9);
-  CHECK(item_value(p, "params.fp8") == 1e9);
+  // Transformer Engine caches the FP8 data and, where FP8 GEMMs are TN-only (Hopper, and a GPU
+  // that names no block-scaled peak), its transpose: 2 B per GEMM weight.
+  CHECK(item_value(p, "params.fp8") == 2e9);
   const LineItem* copies = find_item(p.stages[0].items, ItemId::params_fp8);
   REQUIRE(copies);
-  CHECK(copies->kind == Kind::assumed);
+  CHECK(copies->kind == Kind::estimated);
+  CHECK(copies->label.find("tensorwise") != std::string::npos);
+  // A GPU with block-scaled tensor cores (an fp4 peak) reads one copy in both layouts.
+  const PlanResult blackwell = plan_text(count_only(1e9, "precision = \"fp8\"", "", 1) +
+                                         "peak_flops = { bf16 = \"2.25 PFLOP/s\", fp8 = \"4.5 "
+                                         "PFLOP/s\", fp4 = \"9 PFLOP/s\" }\nmemory_bandwidth = "
+                                         "\"8 TB/s\"\n");
+  CHECK(item_value(blackwell, "params.fp8") == 1e9);
 }
 
 TEST_CASE("formula text carries the terms of the value", "[state]") {
