@@ -37,6 +37,9 @@ enum class Knob : std::uint8_t {
   expandable_segments,
   cuda_graphs,
   optimizer_impl,
+  // The GEMMs' precision as a plan writes it, with its default recipe: 0 bf16, 1 fp8
+  // (tensorwise), 2 fp4 (nvfp4).
+  precision,
 };
 // The plan-file key of a knob ("training.recompute").
 std::string_view key_of(Knob k);

@@ -49,6 +49,14 @@ std::vector<Change> lever_candidates(const PlanInput& in, const Derived& d) {
   if (t.optimizer_impl != OptimizerImpl::fused)
     c.push_back(
         Change().set(in, Knob::optimizer_impl, static_cast<std::int64_t>(OptimizerImpl::fused)));
+  // A lower GEMM precision the GPU has (docs/formulas.md#recipes): bf16 → fp8, fp8 → fp4 on
+  // block-scaled tensor cores. It changes the numerics: the lever says what it gains.
+  const PeakFlops& peaks = in.cluster.gpu.peak_flops;
+  if (t.finetune == Finetune::full && t.precision == DType::bf16 && peaks.fp8 > 0)
+    c.push_back(Change().set(in, Knob::precision, 1));
+  if (t.finetune == Finetune::full && t.precision == DType::fp8 && t.recipe != Recipe::nvfp4 &&
+      peaks.fp4 > 0 && (t.framework == Framework::megatron || t.framework == Framework::pytorch))
+    c.push_back(Change().set(in, Knob::precision, 2));
   return c;
 }
 

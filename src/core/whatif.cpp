@@ -74,6 +74,8 @@ std::string_view key_of(Knob k) {
       return "training.cuda_graphs";
     case Knob::optimizer_impl:
       return "training.optimizer_impl";
+    case Knob::precision:
+      return "training.precision";
   }
   return "?";
 }
@@ -96,6 +98,8 @@ std::string knob_text(Knob k, std::int64_t v) {
       return enum_text<GradSync>(v);
     case Knob::optimizer_impl:
       return enum_text<OptimizerImpl>(v);
+    case Knob::precision:
+      return v == 2 ? "fp4" : v == 1 ? "fp8" : "bf16";
     case Knob::cuda_graphs:
     case Knob::sequence_parallel:
     case Knob::gradient_as_bucket_view:
@@ -171,6 +175,8 @@ std::int64_t knob_value(const PlanInput& in, Knob k) {
       return t.cuda_graphs ? 1 : 0;
     case Knob::optimizer_impl:
       return as_int(t.optimizer_impl);
+    case Knob::precision:
+      return t.recipe == Recipe::nvfp4 ? 2 : t.precision == DType::fp8 ? 1 : 0;
   }
   return 0;
 }
@@ -255,6 +261,16 @@ PlanInput apply(const PlanInput& in, const Change& c) {
         break;
       case Knob::optimizer_impl:
         t.optimizer_impl = static_cast<OptimizerImpl>(v);
+        break;
+      case Knob::precision:
+        // As the plan file's precision: fp8 keeps an fp8 recipe already chosen.
+        t.precision = v == 0 ? DType::bf16 : DType::fp8;
+        if (v == 2)
+          t.recipe = Recipe::nvfp4;
+        else if (v == 0)
+          t.recipe = Recipe::none;
+        else if (t.recipe == Recipe::none || t.recipe == Recipe::nvfp4)
+          t.recipe = Recipe::tensorwise;
         break;
     }
     out.provenance.set(key_of(e.knob), Source::change);

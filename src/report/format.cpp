@@ -84,10 +84,13 @@ std::string lever_effect(const Lever& l, MemUnits u) {
     s += fmt::format("grad accum {} → {}, ", l.grad_accum_before, l.grad_accum_after);
   if (l.bubble_after < l.bubble_before - 0.001)
     s += fmt::format("bubble {:.1f} % → {:.1f} %, ", 100 * l.bubble_before, 100 * l.bubble_after);
-  return s + fmt::format("{:.0f} → {:.0f} tokens/s per GPU (+{:.1f} %), peak {}",
+  bool numerics = false;
+  for (const Edit& e : l.change) numerics = numerics || e.knob == Knob::precision;
+  return s + fmt::format("{:.0f} → {:.0f} tokens/s per GPU (+{:.1f} %), peak {}{}",
                          l.throughput_before, l.throughput_after,
                          100 * (l.throughput_after / l.throughput_before - 1),
-                         memory_with_unit(l.peak_bytes, u));
+                         memory_with_unit(l.peak_bytes, u),
+                         numerics ? "; the GEMMs' numerics change (docs/formulas.md#recipes)" : "");
 }
 
 std::string xml_escape(const std::string& text) { return text::xml(text); }

@@ -4,10 +4,13 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "helpers.hpp"
 #include "trainledger/config.hpp"
 #include "trainledger/plan.hpp"
+#include "trainledger/report.hpp"
+#include "trainledger/whatif.hpp"
 
 using namespace trainledger;
 
@@ -205,4 +208,31 @@ TEST_CASE("recipes: emit writes the frameworks' flags and import reads them back
                                      "\"rowwise\"\n";
   CHECK(config::load_plan_file(plan, {}).input.training.recipe == Recipe::rowwise);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("recipes: the levers offer the lower precision the GPU has, with its gain",
+          "[recipes][whatif]") {
+  const auto offered = [](const PlanResult& p) {
+    std::map<std::string, double> gains;
+    for (const Lever& l : find_levers(p, 32))
+      gains[report::change_text(l.change)] = l.throughput_after / l.throughput_before;
+    return gains;
+  };
+  const PlanResult bf16 = test::plan_text(llama8b("b200-180gb"));
+  const auto from_bf16 = offered(bf16);
+  REQUIRE(from_bf16.count("precision = fp8"));
+  CHECK(from_bf16.at("precision = fp8") > 1.1);
+  CHECK_FALSE(from_bf16.count("precision = fp4"));
+  // From fp8 on Blackwell: NVFP4, at its own gain; on Hopper (no fp4 peak) nothing lower.
+  const auto from_fp8 = offered(test::plan_text(llama8b("b200-180gb"), {"training.precision=fp8"}));
+  REQUIRE(from_fp8.count("precision = fp4"));
+  CHECK(from_fp8.at("precision = fp4") > 1.0);
+  const auto hopper =
+      offered(test::plan_text(llama8b("h100-sxm5-80gb"), {"training.precision=fp8"}));
+  CHECK_FALSE(hopper.count("precision = fp4"));
+  // The lever's change applied as a plan edit gives the plan it evaluated.
+  const PlanResult fp8 = test::plan_text(llama8b("b200-180gb"), {"training.precision=\"fp8\""});
+  CHECK(value_of(fp8.time, ItemId::throughput_tokens_per_s_per_gpu) /
+            value_of(bf16.time, ItemId::throughput_tokens_per_s_per_gpu) ==
+        Approx(from_bf16.at("precision = fp8")));
 }
