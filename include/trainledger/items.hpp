@@ -49,6 +49,7 @@ enum class ItemId : std::uint8_t {
   overhead_fragmentation,
   // host memory
   host_offload,
+  host_activations,
   host_checkpoint_staging,
   host_data_workers,
   host_runtime,

@@ -112,6 +112,10 @@ struct TrainingSpec {
   // GEMM's input, fused bias-activation, RoPE and softmax kernels).
   bool fused_elementwise = false;
   double lora_dropout = 0;
+  // Megatron-Core's activation offloading (--cpu-offloading-num-layers): the saved activations
+  // of the first k layers go to pinned host memory in forward and come back in backward
+  // (Transformer Engine's cpu_offload.py; docs/formulas.md#activation-offload).
+  int activation_offload_layers = 0;
   int data_workers = 0;           // data-loader worker processes per GPU rank
   double data_worker_memory = 0;  // host bytes per worker
 };

@@ -141,6 +141,7 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
       t.recipe = from_string(recipe, Recipe::tensorwise);
   }
   t.master_weights = in.boolean("training.master_weights");
+  t.activation_offload_layers = static_cast<int>(in.integer("training.activation_offload_layers"));
   t.framework = from_string(framework_name(in), Framework::pytorch);
   if (in.has("training.grad_dtype")) {
     t.grad_dtype = from_string(in.text("training.grad_dtype"), DType::bf16);

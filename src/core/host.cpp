@@ -10,6 +10,9 @@ namespace {
 constexpr const char* k_src_offload =
     "Ren et al. 2021, ZeRO-Offload §4: fp32 master weights, optimizer state and gradients on "
     "the host (pinned)";
+constexpr const char* k_src_activation_offload =
+    "Megatron-Core --cpu-offloading-num-layers with Transformer Engine's cpu_offload.py: the "
+    "saved tensors of the first k layers in pinned host buffers until their backward";
 constexpr const char* k_src_staging =
     "torch.distributed.checkpoint / torch.save: tensors are copied to host memory before they "
     "are written, each replicated tensor by one rank (DCP's dedup_save_plans); a gathered save "
@@ -31,6 +34,21 @@ HostOf<V> host_memory(const PlanInput& in, const Derived& d, const Items<V>& wor
     h.items.push_back(make(ItemId::host_offload, "offloaded optimizer state (pinned)", Unit::bytes,
                            V::term("offloaded_per_gpu", bytes, "B per GPU") * per_node,
                            k_src_offload));
+  }
+  // Megatron-Core's activation offloading: the first k layers' saved tensors of the micro-batch
+  // in flight, in pinned buffers (Transformer Engine cpu_offload.py allocates them per layer and
+  // frees them after the backward): k/(N − k) of what the GPU keeps.
+  const int k = in.training.activation_offload_layers;
+  const int n = in.model.layers;
+  if (k > 0 && k < n) {
+    const double resident = value_of(worst_items, ItemId::activations);
+    h.items.push_back(make(
+        ItemId::host_activations, "offloaded activations (pinned, one micro-batch)", Unit::bytes,
+        V::term("resident_activations", resident, "B of activations on the GPU") *
+            V::term("offloaded_per_resident", static_cast<double>(k) / (n - k),
+                    "k/(N − k): the offloaded layers per resident one") *
+            per_node,
+        k_src_activation_offload));
   }
   // Every checkpointed item a GPU holds, on the GPU or offloaded, is staged before the write.
   double shard = 0;

@@ -50,6 +50,7 @@ constexpr std::array<ItemInfo, k_item_count> k_items = {{
     plain(ItemId::overhead_cublas_workspace, "overhead.cublas_workspace", Role::overhead),
     plain(ItemId::overhead_fragmentation, "overhead.fragmentation", Role::overhead),
     plain(ItemId::host_offload, "host.offload", Role::host),
+    plain(ItemId::host_activations, "host.activations", Role::host),
     plain(ItemId::host_checkpoint_staging, "host.checkpoint_staging", Role::host),
     plain(ItemId::host_data_workers, "host.data_workers", Role::host),
     plain(ItemId::host_runtime, "host.runtime", Role::host),

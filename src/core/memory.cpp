@@ -130,6 +130,15 @@ Items<V> activation_items(const PlanInput& in, const Derived& d, const MemoryMod
     auto label = [&] {
       return "activations (" + std::string(to_string(in.training.recompute)) + " recompute)";
     };
+    // Megatron-Core's activation offloading: the first k layers' saved tensors live in host
+    // memory between their forward and backward; at most the other layers' stay on the GPU
+    // (Transformer Engine cpu_offload.py: before layer N − k + i runs, layer i's copy is done).
+    const int offloaded = in.training.activation_offload_layers;
+    if (offloaded > 0 && offloaded < stage_layers)
+      layers = layers * V::term("resident_share",
+                                static_cast<double>(stage_layers - offloaded) / stage_layers,
+                                "of the layers' activations on the GPU ((N − k)/N, the rest "
+                                "offloaded)");
     V saved = layers * flight;
     // A replica's measurement of what the stack's layers really save (calibrate compare
     // --replica's cluster.activation_factor).

@@ -321,6 +321,42 @@ void check_recipe(Violations& in, const PlanInput& p) {
                          to_string(t.framework)));
 }
 
+// Megatron-Core's layer-level activation offloading refuses pipelining, recompute and CUDA
+// graphs, and keeps the last layer on the GPU (megatron/core/transformer/transformer_config.py
+// __post_init__; megatron/core/transformer/transformer_block.py).
+void check_activation_offload(Violations& in, const PlanInput& p) {
+  const TrainingSpec& t = p.training;
+  const int k = t.activation_offload_layers;
+  if (k <= 0) return;
+  const char* key = "training.activation_offload_layers";
+  if (t.framework != Framework::megatron)
+    in.error(key, fmt::format("training.activation_offload_layers is Megatron-Core's activation "
+                              "offloading (--cpu-offloading-num-layers): it needs "
+                              "training.framework = \"megatron\", not \"{}\"",
+                              to_string(t.framework)));
+  else if (p.parallel.pp > 1)
+    in.error(key, fmt::format("training.activation_offload_layers: Megatron-Core offloads "
+                              "activations without pipeline parallelism only (parallel.pp is {})",
+                              p.parallel.pp));
+  else if (t.recompute != Recompute::none)
+    in.error(key, fmt::format("training.activation_offload_layers: Megatron-Core refuses "
+                              "activation offloading with recompute (training.recompute is {})",
+                              to_string(t.recompute)));
+  else if (t.cuda_graphs)
+    in.error(key,
+             "training.activation_offload_layers: Megatron-Core refuses activation "
+             "offloading with CUDA graphs of the layers (training.cuda_graphs)");
+  else if (!p.model.count_only && k > p.model.layers - 1)
+    in.error(key, fmt::format("training.activation_offload_layers = {}: at most the model's "
+                              "layers less one ({}); the last layer's activations are used at "
+                              "once",
+                              k, p.model.layers - 1));
+  else if (p.cluster.gpu.peak_flops.any() && p.cluster.pcie_bandwidth <= 0)
+    in.error("cluster.pcie_bandwidth",
+             "training.activation_offload_layers copies activations over the host link: give "
+             "cluster.pcie_bandwidth (or a GPU preset that has it)");
+}
+
 void check_training(Violations& in, const PlanInput& p) {
   const TrainingSpec& t = p.training;
   const ModelSpec& m = p.model;
@@ -360,6 +396,7 @@ void check_training(Violations& in, const PlanInput& p) {
                          "has no bf16 peak FLOP/s (cluster.peak_flops)",
                          p.cluster.gpu.name));
   check_recipe(in, p);
+  check_activation_offload(in, p);
   // With a peak to time the GEMMs, the memory-bound kernels need the HBM bandwidth too: an
   // inline GPU without one would time them (and the optimizer step) at zero.
   if (peaks.any() && !m.count_only && p.cluster.gpu.memory_bandwidth <= 0)

@@ -361,6 +361,25 @@ V offload_time(const PlanInput& in, const Derived& d, const Items<V>& offloaded,
   return t;
 }
 
+// Megatron-Core's activation offloading (Transformer Engine cpu_offload.py): the first k of N
+// layers' saved tensors go to the host during the forward and come back ahead of the backward,
+// on one copy stream beside compute. Before layer N − k + i runs forward, layer i's copy must be
+// done (at most N − k layers' activations on the GPU); with uniform layers (copy c, compute t
+// each) the forward waits max(0, k·c − (N − 2)·t); the reloads, started N − k − 1 layers ahead
+// of each backward, wait the same with the backward's t.
+template <typename V>
+double activation_offload_s(const PlanInput& in, const Derived& d, const Items<V>& worst_items,
+                            double forward_s, double backward_s) {
+  const int k = in.training.activation_offload_layers;
+  const int n = in.model.layers;
+  if (k <= 0 || k >= n || in.cluster.pcie_bandwidth <= 0) return 0;
+  const double per_layer = value_of(worst_items, ItemId::activations) / (n - k);
+  const double c = per_layer / in.cluster.pcie_bandwidth;
+  const double wait_f = std::max(0.0, k * c - (n - 2) * forward_s / n);
+  const double wait_b = std::max(0.0, k * c - (n - 2) * backward_s / n);
+  return static_cast<double>(d.grad_accum) * (wait_f + wait_b);
+}
+
 // Throughput, MFU and HFU from the step time.
 template <typename V>
 void throughput_items(const PlanInput& in, const Derived& d, const Pace& pc, double peak,
@@ -531,11 +550,23 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   const V optimizer = optimizer_time<V>(in, worst_items, tensors);
   out.push_back(make(ItemId::time_optimizer, "optimizer step", Unit::seconds, optimizer,
                      k_src_optimizer, Kind::estimated));
-  const V offload = offload_time<V>(in, d, offloaded, stage_layers[pc.slow], pc.forward_s,
-                                    pc.slow_s - pc.forward_s);
-  const bool offloading = in.parallel.offload != Offload::none && !offloaded.empty();
+  V offload = offload_time<V>(in, d, offloaded, stage_layers[pc.slow], pc.forward_s,
+                              pc.slow_s - pc.forward_s);
+  const bool activations_out = in.training.activation_offload_layers > 0;
+  if (activations_out)
+    offload =
+        offload +
+        V::term("activation_copies_s",
+                activation_offload_s<V>(in, d, worst_items, pc.forward_s, pc.slow_s - pc.forward_s),
+                "s compute waits for activation copies (training.activation_offload_layers)");
+  const bool offloading =
+      (in.parallel.offload != Offload::none && !offloaded.empty()) || activations_out;
   if (offloading)
-    out.push_back(make(ItemId::time_offload, "host offload (host optimizer step, PCIe)",
+    out.push_back(make(ItemId::time_offload,
+                       !activations_out ? "host offload (host optimizer step, PCIe)"
+                       : in.parallel.offload == Offload::none
+                           ? "host offload (activation copies the compute waits for)"
+                           : "host offload (host optimizer step, PCIe, activation copies)",
                        Unit::seconds, offload, k_src_offload, Kind::assumed));
   V step = V::term("compute_s", compute.value(), "s compute") +
            V::term("recompute_s", recompute.value(), "s recompute") +

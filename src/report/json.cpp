@@ -143,6 +143,7 @@ json training_json(const PlanInput& in) {
   j["global_batch"] = t.global_batch;
   j["precision"] = std::string(precision_name(t));
   j["recipe"] = std::string(to_string(t.recipe));  // "none" in 16 and 32 bits
+  j["activation_offload_layers"] = t.activation_offload_layers;
   j["master_weights"] = t.master_weights;
   j["grad_dtype"] = std::string(to_string(t.grad_dtype));
   j["reduce_dtype"] = std::string(to_string(t.reduce_dtype));

@@ -233,6 +233,8 @@ std::string host_remedy(const PlanResult& plan, ItemId id) {
     case ItemId::host_offload:
       return "offload less (parallel.offload), or shard it over more GPUs (more nodes, a higher "
              "ZeRO stage)";
+    case ItemId::host_activations:
+      return "offload fewer layers' activations (training.activation_offload_layers)";
     case ItemId::host_checkpoint_staging:
       return plan.input.checkpoint.format == CheckpointFormat::gathered
                  ? "save sharded (checkpoint.format = \"sharded\"): the first node no longer "

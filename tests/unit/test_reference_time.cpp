@@ -225,6 +225,21 @@ TEST_CASE("throughput against Megatron-Bridge's dense Blackwell rows and torchao
   }
   const Errors e = evaluate(mb);
   REQUIRE(e.abs.size() == 89);
+  // They ran: the twelve that offload activations to the host (Megatron-FSDP on GB200/GB300)
+  // fit with it, and none would without (325 GiB for the 70B on GB200).
+  int offloading = 0;
+  for (const auto& c : mb) {
+    const std::string path = test::source_path("tests/reference/" + c["plan"].get<std::string>());
+    const config::LoadedPlan loaded = config::load_plan_file(path, {});
+    if (loaded.input.training.activation_offload_layers == 0) continue;
+    ++offloading;
+    INFO(path);
+    CHECK(test::plan_checked(loaded.input).verdict.fits);
+    PlanInput on_gpu = loaded.input;
+    on_gpu.training.activation_offload_layers = 0;
+    CHECK_FALSE(test::plan_checked(on_gpu).verdict.fits);
+  }
+  CHECK(offloading == 12);
   // The issue's set: B200 and GB200 in FP8 current scaling and MXFP8.
   std::vector<double> abs_bw, signed_bw;
   std::map<std::string, std::vector<double>> by_group;

@@ -519,3 +519,47 @@ TEST_CASE("Megatron's --fp8-param-gather keeps the GEMM weights in FP8 only", "[
   CHECK(imported.input.parallel.fp8_param_gather);
   CHECK(test::plan_checked(imported.input).verdict.fits);
 }
+
+TEST_CASE("Megatron-Core's activation offloading keeps N - k layers' activations on the GPU",
+          "[stack][offload]") {
+  // Llama 3 70B with Megatron-FSDP on 16 GB200 trays, as Megatron-Bridge's recipe offloads it.
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-70b\"\n[training]\nframework = \"megatron\"\nseq_len = "
+      "8192\nglobal_batch = 128\nprecision = \"fp8\"\n[parallel]\nzero = 3\n[cluster]\ngpu = "
+      "\"gb200-186gb\"\nnodes = 16\n";
+  const PlanResult all = test::plan_text(plan);
+  const PlanResult half = test::plan_text(plan, {"training.activation_offload_layers=40"});
+  const double resident = test::item_value(half, "activations");
+  CHECK(resident == Approx(test::item_value(all, "activations") * 40 / 80).epsilon(1e-9));
+  CHECK(half.verdict.peak_bytes < all.verdict.peak_bytes);
+  // The host holds the other 40 layers' (one micro-batch) in pinned buffers, per rank.
+  const LineItem* host = find_item(half.host.items, ItemId::host_activations);
+  REQUIRE(host);
+  CHECK(host->value == Approx(resident * 4).epsilon(1e-9));  // 4 GPUs per tray
+  CHECK_FALSE(find_item(all.host.items, ItemId::host_activations));
+  // The copies overlap the compute: over GB200's host link they hide behind 78 layers of
+  // compute; over a slow link the compute waits, and the step says so.
+  const LineItem* hidden = find_item(half.time, ItemId::time_offload);
+  REQUIRE(hidden);
+  CHECK(hidden->value == 0);
+  const PlanResult slow = test::plan_text(
+      plan, {"training.activation_offload_layers=40", "cluster.pcie_bandwidth=\"2 GB/s\""});
+  const double waits = value_of(slow.time, ItemId::time_offload);
+  CHECK(waits > 0);
+  CHECK(value_of(slow.time, ItemId::time_step) ==
+        Approx(value_of(half.time, ItemId::time_step) + waits).epsilon(1e-6));
+  // What Megatron-Core refuses is refused, at the key.
+  const auto error = [&](std::vector<std::string> sets) {
+    sets.push_back("training.activation_offload_layers=40");
+    const auto errors = test::load_errors(plan, sets);
+    REQUIRE(errors.size() == 1);
+    return errors[0];
+  };
+  CHECK_THAT(error({"parallel.pp=2"}),
+             Catch::Contains("without pipeline parallelism only (parallel.pp is 2)"));
+  CHECK_THAT(error({"training.recompute=\"full\""}), Catch::Contains("with recompute"));
+  CHECK_THAT(error({"training.framework=\"pytorch\""}),
+             Catch::Contains("it needs training.framework = \"megatron\""));
+  CHECK_THAT(test::load_errors(plan, {"training.activation_offload_layers=80"}).at(0),
+             Catch::Contains("at most the model's layers less one (79)"));
+}
