@@ -18,7 +18,9 @@ enum class Optimizer { adamw, adamw_8bit, sgd, sgd_momentum, lion, adafactor };
 enum class Recompute { none, selective, op, full };
 enum class Attention { flash, eager };
 enum class Finetune { full, lora, qlora };
-enum class Schedule { one_f_one_b, gpipe, interleaved, zb_h1 };
+// dualpipev: DeepSeek's DualPipe cut in half (a V of 2 chunks per device; PyTorch's
+// torch.distributed.pipelining ScheduleDualPipeV).
+enum class Schedule { one_f_one_b, gpipe, interleaved, zb_h1, dualpipev };
 enum class GradSync { every_micro_batch, last_micro_batch };
 enum class Offload { none, optimizer, optimizer_params };
 // How the loss is computed: PyTorch cross-entropy on an fp32 copy of the full logits, or a
@@ -390,8 +392,9 @@ constexpr std::array<Attention, 2> all_values(Attention) {
 constexpr std::array<Finetune, 3> all_values(Finetune) {
   return {Finetune::full, Finetune::lora, Finetune::qlora};
 }
-constexpr std::array<Schedule, 4> all_values(Schedule) {
-  return {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved, Schedule::zb_h1};
+constexpr std::array<Schedule, 5> all_values(Schedule) {
+  return {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved, Schedule::zb_h1,
+          Schedule::dualpipev};
 }
 constexpr std::array<GradSync, 2> all_values(GradSync) {
   return {GradSync::every_micro_batch, GradSync::last_micro_batch};

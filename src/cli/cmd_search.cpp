@@ -138,7 +138,9 @@ Restriction parse_restriction(const std::string& option, const std::string& text
     for (const std::string& v : values) {
       if (to_string(from_string(v, Schedule::one_f_one_b)) != v)
         usage_error(option,
-                    fmt::format("schedule: \"{}\" is not 1f1b, gpipe, interleaved or zb-h1", v));
+                    fmt::format("schedule: \"{}\" is not 1f1b, gpipe, interleaved, zb-h1 or "
+                                "dualpipev",
+                                v));
       r.values.push_back(v);
     }
   } else if (key == "offload") {

@@ -51,6 +51,7 @@ const Flag k_megatron_flags[] = {
     {"--fp4-format", "", true},
     {"--fp4-recipe", "", true},
     {"--fp8-param-gather", "", false},
+    {"--cpu-offloading-num-layers", "training.activation_offload_layers", true},
     {"--fp4-param-gather", "", false},
     {"--moe-enable-deepep", "", false},
     {"--moe-token-dispatcher-type", "", true},

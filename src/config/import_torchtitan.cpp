@@ -74,8 +74,10 @@ void parallelism(const Value& table, Sink& s) {
         s.put("parallel.schedule", string_value("gpipe", v.origin));
       else if (x == "interleaved1f1b")
         s.put("parallel.schedule", string_value("interleaved", v.origin));
+      else if (x == "dualpipev")
+        s.put("parallel.schedule", string_value("dualpipev", v.origin));
       else if (x == "loopedbfs" || x == "interleavedzerobubble" || x == "zbvzerobubble" ||
-               x == "dualpipev" || x == "pipelineschedulesingle" || x == "pipelineschedulemulti")
+               x == "pipelineschedulesingle" || x == "pipelineschedulemulti")
         s.ignore(name + " = " + v.string, "not a modelled schedule");
       else
         s.error(v.origin, fmt::format("{} = {}: not a schedule of torch.distributed.pipelining "

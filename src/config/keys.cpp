@@ -107,7 +107,7 @@ std::vector<KeySpec> build_table() {
     {"parallel", "zero", T::zero_stage, "0", "ZeRO stage 0-3, or \"fsdp\" (= 3)"},
     {"parallel", "zero_shard_size", T::integer, "", "HSDP: ranks per shard group (divides dp × cp); default: all of dp × cp", Q::count, {}, 1, 100000000},
     {"parallel", "grad_sync", T::choice, "", "when gradients are reduced with accumulation; default: once per step (last_micro_batch) for ZeRO 0-1, every micro-batch for ZeRO 2-3", Q::count, {"every_micro_batch", "last_micro_batch"}},
-    {"parallel", "schedule", T::choice, "\"1f1b\"", "pipeline schedule", Q::count, {"1f1b", "gpipe", "interleaved", "zb-h1"}},
+    {"parallel", "schedule", T::choice, "\"1f1b\"", "pipeline schedule: 1f1b, gpipe, interleaved (with virtual_stages), zb-h1, or dualpipev (DeepSeek's DualPipe cut in half: two chunks per device in a V, PyTorch's ScheduleDualPipeV under torchtitan; bubble (pp − 1)/3 of a micro-batch, (2pp + 1)/2 micro-batches of activations)", Q::count, {"1f1b", "gpipe", "interleaved", "zb-h1", "dualpipev"}},
     {"parallel", "virtual_stages", T::integer, "1", "interleaved chunks per GPU", Q::count, {}, 1, 1000},
     {"parallel", "stage_layers", T::int_list, "[]", "uneven split: layers per stage (with the interleaved schedule each must split over virtual_stages; the first and last may count the embedding or loss as a layer)", Q::count, {}, 1, 100000},
     {"parallel", "offload", T::choice, "\"none\"", "ZeRO-Offload to host memory", Q::count, {"none", "optimizer", "optimizer+params"}},

@@ -288,7 +288,9 @@ void pp_items(const PlanInput& in, const Derived& d, Comm<V>& out) {
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   double message = local_tokens(in) * in.model.hidden * ab;
   if (p.sequence_parallel) message /= p.tp;
-  const double chunks = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
+  const double chunks = p.schedule == Schedule::interleaved ? p.virtual_stages
+                        : p.schedule == Schedule::dualpipev ? 2
+                                                            : 1;
   Builder<V> b(in);
   b.add(CollKind::send_recv, group_of(in, "pp", p.pp), message,
         2.0 * static_cast<double>(d.grad_accum) * chunks, "activations or their gradients");

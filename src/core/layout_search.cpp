@@ -243,8 +243,16 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
       // or zb-h1 (a search limited to those has no one-stage layouts).
       std::vector<Schedule> schedules = {Schedule::one_f_one_b};
       if (pp > 1) {
+        // DualPipeV where its stack has it (PyTorch's pipelining, stages not compiled).
+        const Framework fw = base.training.framework;
+        const bool dualpipev =
+            (fw == Framework::pytorch || fw == Framework::generic) && !base.training.compile;
         schedules =
-            or_all(space.schedule, {Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1});
+            or_all(space.schedule,
+                   dualpipev ? std::vector<Schedule>{Schedule::one_f_one_b, Schedule::interleaved,
+                                                     Schedule::zb_h1, Schedule::dualpipev}
+                             : std::vector<Schedule>{Schedule::one_f_one_b, Schedule::interleaved,
+                                                     Schedule::zb_h1});
       } else if (!space.schedule.empty() &&
                  std::find(space.schedule.begin(), space.schedule.end(), Schedule::one_f_one_b) ==
                      space.schedule.end()) {

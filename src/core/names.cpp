@@ -60,6 +60,8 @@ std::string_view to_string(Schedule s) {
       return "interleaved";
     case Schedule::zb_h1:
       return "zb-h1";
+    case Schedule::dualpipev:
+      return "dualpipev";
   }
   return "?";
 }

@@ -24,6 +24,13 @@ V layers_in_flight(const PlanInput& in, int stage, double micro_batches) {
       const V ahead = V::term("stages_from_here", p.pp - stage, "stages from here (p − i)");
       return V::min(ahead, m);
     }
+    case Schedule::dualpipev:
+      // DualPipeV (deepseek-ai/DualPipe README; PyTorch's ScheduleDualPipeV): each device
+      // holds two half-stage chunks in a V and keeps 2p + 1 chunks' activations at its peak,
+      // the V balancing them over the devices: (2p + 1)/2 of a stage's micro-batch.
+      return V::min(V::term("dualpipev_chunks", p.pp + 0.5,
+                            "(2p + 1)/2: DualPipeV's 2p + 1 half-stage chunks"),
+                    m);
     case Schedule::interleaved: {
       const double v = p.virtual_stages;
       const double warmup = 2.0 * (p.pp - stage - 1) + (v - 1) * p.pp + 1;

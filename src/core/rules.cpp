@@ -187,6 +187,31 @@ void check_batch(Violations& in, const PlanInput& p) {
                            "a larger global_batch",
                            par.pp, m, t.global_batch, t.micro_batch, par.dp));
   }
+  // PyTorch's ScheduleDualPipeV: two chunks per device, at least as many micro-batches as
+  // chunks (2p), no torch.compile'd stage modules (_check_torch_compile_compatibility).
+  if (par.schedule == Schedule::dualpipev && par.pp > 1) {
+    if (t.framework == Framework::megatron || t.framework == Framework::deepspeed ||
+        t.framework == Framework::hf)
+      in.error("parallel.schedule",
+               fmt::format("parallel.schedule = \"dualpipev\" is PyTorch's ScheduleDualPipeV "
+                           "(torchtitan: framework pytorch); {} has no such schedule",
+                           to_string(t.framework)));
+    else if (t.compile)
+      in.error("parallel.schedule",
+               "parallel.schedule = \"dualpipev\": PyTorch refuses "
+               "torch.compile'd stages with it (training.compile)");
+    else if (!p.model.count_only && p.model.layers < 2 * par.pp)
+      in.error("parallel.schedule",
+               fmt::format("parallel.schedule = \"dualpipev\" splits each stage into two "
+                           "chunks: the model's {} layers are fewer than 2 × pp ({})",
+                           p.model.layers, 2 * par.pp));
+    else if (t.global_batch > 0 && std::fmod(static_cast<double>(t.global_batch), per_pass) == 0 &&
+             static_cast<double>(t.global_batch) / per_pass < 2.0 * par.pp)
+      in.error("parallel.schedule",
+               fmt::format("parallel.schedule = \"dualpipev\" needs at least 2 × pp ({}) "
+                           "micro-batches per step (one per chunk), this plan has {:g}",
+                           2 * par.pp, static_cast<double>(t.global_batch) / per_pass));
+  }
   if (p.parallel.cp > 1 && t.seq_len % p.parallel.cp != 0)
     in.error("parallel.cp", fmt::format("parallel.cp ({}) must divide training.seq_len ({})",
                                         p.parallel.cp, t.seq_len));

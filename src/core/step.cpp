@@ -82,6 +82,10 @@ V bubble_periods(const PlanInput& in) {
       return idle / V::term("virtual_stages", p.virtual_stages, "chunks");
     case Schedule::zb_h1:
       return idle / V::constant(3);
+    case Schedule::dualpipev:
+      // (PP/2 − 1)(F&B + B − 3W) over PP = 2p half-stage chunks (deepseek-ai/DualPipe README):
+      // with a chunk's F = T/6, B = 2F, W = F and F&B = F + B, (p − 1)·T/3.
+      return idle / V::constant(3);
     default:
       return idle;
   }

@@ -114,6 +114,8 @@ std::vector<PipelineOp> pipeline_timeline(int pp, int m, Schedule schedule, int 
                                           double forward_s, double backward_s) {
   std::vector<PipelineOp> out;
   if (pp < 1 || m < 1 || pp > 4096 || m > 100000) return out;
+  // DualPipeV's overlapped forward-backward pairs are not drawn; its bubble is the formula's.
+  if (schedule == Schedule::dualpipev) return out;
   if (schedule != Schedule::interleaved) vs = 1;
   if (schedule == Schedule::interleaved && (vs < 2 || m % pp != 0)) return out;
   // Every op's end time, by (kind, micro-batch, chunk, stage): at most 2^24 of them.

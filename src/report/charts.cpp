@@ -326,6 +326,12 @@ std::string chart_schedule(const PlanResult& plan) {
                      "the pipeline)</text></svg>\n",
                      d.stages,
                      format_percent(item_value(plan.time, ItemId::pipeline_bubble_fraction)));
+    if (p.schedule == Schedule::dualpipev)
+      return s + fmt::format(
+                     "<text class=\"left-out\" x=\"8\" y=\"40\">not drawn: DualPipeV's "
+                     "overlapped forward-backward pairs (bubble: {} of the pipeline, "
+                     "docs/formulas.md#pipeline)</text></svg>\n",
+                     format_percent(item_value(plan.time, ItemId::pipeline_bubble_fraction)));
     return s + "<text x=\"8\" y=\"40\">no schedule to draw</text></svg>\n";
   }
   auto x = [&](double t) { return left + plot_w * t / end; };

@@ -89,9 +89,12 @@ std::string megatron(const PlanInput& in, const std::string& title) {
     arg("--moe-token-dispatcher-type", "allgather");
   if (p.schedule == Schedule::interleaved)
     arg("--virtual-pipeline-model-parallel-size", p.virtual_stages);
-  if (p.schedule == Schedule::gpipe || p.schedule == Schedule::zb_h1)
+  if (p.schedule == Schedule::gpipe || p.schedule == Schedule::zb_h1 ||
+      p.schedule == Schedule::dualpipev)
     notes.push_back(fmt::format("parallel.schedule = {}: Megatron-LM runs 1F1B or interleaved",
                                 to_string(p.schedule)));
+  if (t.activation_offload_layers > 0)
+    arg("--cpu-offloading-num-layers", t.activation_offload_layers);
   if (p.sequence_parallel) flag("--sequence-parallel");
   if (p.zero == 1) flag("--use-distributed-optimizer");
   if (p.fp8_param_gather)
@@ -243,6 +246,7 @@ std::string torchtitan(const PlanInput& in, const std::string& title) {
   if (p.pp > 1) {
     const char* schedule = p.schedule == Schedule::gpipe         ? "GPipe"
                            : p.schedule == Schedule::interleaved ? "Interleaved1F1B"
+                           : p.schedule == Schedule::dualpipev   ? "DualPipeV"
                                                                  : "1F1B";
     out += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule);
   }

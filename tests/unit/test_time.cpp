@@ -259,3 +259,33 @@ TEST_CASE("an oversubscribed spine slows the groups that leave their leaf, not t
   CHECK(errors[0].find("cluster.oversubscription = 2 is the leaves' down:up ratio: give "
                        "cluster.leaf_nodes") != std::string::npos);
 }
+
+TEST_CASE("DualPipeV: ZB-H1's bubble, half a stage more activations, twice the p2p traffic",
+          "[time][bubble]") {
+  // k_70b under PyTorch's conventions (torchtitan's pipelining); dp 2, 32 micro-batches, pp 4.
+  const std::string torch = "training.framework=\"pytorch\"";
+  const PlanResult one = test::plan_text(k_70b, {torch});
+  const PlanResult v = test::plan_text(k_70b, {torch, "parallel.schedule=\"dualpipev\""});
+  // (PP/2 − 1)(F&B + B − 3W) over 2p chunks: (p − 1)/3 of a micro-batch, as ZB-H1.
+  CHECK(item(v.time, "pipeline.bubble_fraction").value == Approx(3.0 / (3 * 32 + 3)));
+  // The first stage keeps (2p + 1)/2 = 4.5 micro-batches of its layers, against 1F1B's 4.
+  CHECK(test::item_value(v, "activations") ==
+        Approx(test::item_value(one, "activations") * 4.5 / 4).epsilon(1e-9));
+  // Each micro-batch crosses 2(p − 1) device boundaries (the V turns inside the last device):
+  // twice 1F1B's sends.
+  CHECK(item(v.communication, "comm.pp").value ==
+        Approx(2 * item(one.communication, "comm.pp").value));
+  // What PyTorch's ScheduleDualPipeV refuses: fewer micro-batches than chunks, compiled stages,
+  // and stacks without it.
+  const auto error = [&](std::vector<std::string> sets) {
+    sets.push_back("parallel.schedule=\"dualpipev\"");
+    const auto errors = test::load_errors(k_70b, sets);
+    REQUIRE(errors.size() == 1);
+    return errors[0];
+  };
+  CHECK_THAT(error({torch, "training.global_batch=8"}),
+             Catch::Contains("needs at least 2 × pp (8) micro-batches per step"));
+  CHECK_THAT(error({torch, "training.compile=true"}), Catch::Contains("torch.compile"));
+  CHECK_THAT(error({"training.framework=\"megatron\""}),
+             Catch::Contains("megatron has no such schedule"));
+}
