@@ -273,7 +273,8 @@ void check_sharding(Violations& in, const PlanInput& p) {
              fmt::format("parallel.fp8_all_gather gathers FP8 weights: it needs parallel.zero = 3 "
                          "(FSDP) and training.precision = \"fp8\" (zero is {}, precision {})",
                          p.parallel.zero, precision_name(p.training)));
-  else if (p.parallel.fp8_all_gather && p.training.recipe != Recipe::tensorwise)
+  else if (p.parallel.fp8_all_gather && p.training.framework != Framework::megatron &&
+           p.training.recipe != Recipe::tensorwise)
     // torchao/float8/config.py Float8LinearConfig.__post_init__: "enable_fsdp_float8_all_gather
     // only supports tensorwise scaling granularity".
     in.error("parallel.fp8_all_gather",
@@ -281,6 +282,12 @@ void check_sharding(Violations& in, const PlanInput& p) {
                          "supports tensorwise scaling only (training.recipe is {}); the other "
                          "recipes gather bf16",
                          to_string(p.training.recipe)));
+  else if (p.parallel.fp8_all_gather && p.training.recipe == Recipe::mxfp8)
+    // Megatron-FSDP's fp8_param_gather: MXFP8 parameters cannot be gathered natively; they go
+    // in 16 bits and are quantized after (docs/api-guide/core/generalized_tensor_parallel.md).
+    in.error("parallel.fp8_all_gather",
+             "parallel.fp8_all_gather: Megatron-FSDP gathers MXFP8 parameters in 16 bits and "
+             "quantizes them after; leave it false with training.recipe = \"mxfp8\"");
   if (p.parallel.fp8_param_gather &&
       (p.training.framework != Framework::megatron || p.training.precision != DType::fp8 ||
        p.parallel.zero < 1 || p.parallel.zero > 2 || p.training.finetune != Finetune::full))

@@ -158,6 +158,14 @@ TEST_CASE("recipes: what a stack or GPU does not have is refused, located", "[re
                                         "training.framework=\"pytorch\"", "parallel.zero=3",
                                         "parallel.fp8_all_gather=true"}),
       Catch::Contains("supports tensorwise scaling only"));
+  // Megatron-FSDP gathers FP8 and FP4 parameters natively, MXFP8 ones in 16 bits.
+  CHECK_THAT(
+      one_error(llama8b("b200-180gb"), {"training.precision=\"fp8\"", "training.recipe=\"mxfp8\"",
+                                        "parallel.zero=3", "parallel.fp8_all_gather=true"}),
+      Catch::Contains("Megatron-FSDP gathers MXFP8 parameters in 16 bits"));
+  CHECK(test::load_errors(llama8b("b200-180gb"), {"training.precision=\"fp4\"", "parallel.zero=3",
+                                                  "parallel.fp8_all_gather=true"})
+            .empty());
 }
 
 TEST_CASE("recipes: emit writes the frameworks' flags and import reads them back",
