@@ -33,6 +33,10 @@ constexpr const char* k_src_optimizer =
     "stream the operands of each element-wise op (AdamW 18 state + 3 gradient accesses per "
     "parameter, torch/optim/adam.py _multi_tensor_adam; SGD with momentum 7 + 1) (bytes / "
     "achieved HBM bandwidth, the same rate as element-wise kernels)";
+constexpr const char* k_src_activation_offload =
+    "Megatron-Core --cpu-offloading-num-layers with Transformer Engine's cpu_offload.py: the "
+    "first k layers' saved tensors copied to the host on one stream beside compute; the "
+    "compute waits max(0, k·c − (N − 2)·t) per pass (docs/formulas.md#activation-offload)";
 constexpr const char* k_src_offload =
     "ZeRO-Offload (Ren et al. 2021, §4): gradients reach the host during backward (hidden), "
     "the host updates the offloaded state (memory-bound: the node's DRAM streams every rank's "
@@ -566,12 +570,15 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   const bool offloading =
       (in.parallel.offload != Offload::none && !offloaded.empty()) || activations_out;
   if (offloading)
-    out.push_back(make(ItemId::time_offload,
-                       !activations_out ? "host offload (host optimizer step, PCIe)"
-                       : in.parallel.offload == Offload::none
-                           ? "host offload (activation copies the compute waits for)"
-                           : "host offload (host optimizer step, PCIe, activation copies)",
-                       Unit::seconds, offload, k_src_offload, Kind::assumed));
+    out.push_back(
+        make(ItemId::time_offload,
+             !activations_out ? "host offload (host optimizer step, PCIe)"
+             : in.parallel.offload == Offload::none
+                 ? "host offload (activation copies the compute waits for)"
+                 : "host offload (host optimizer step, PCIe, activation copies)",
+             Unit::seconds, offload,
+             in.parallel.offload == Offload::none ? k_src_activation_offload : k_src_offload,
+             Kind::assumed));
   V step = V::term("compute_s", compute.value(), "s compute") +
            V::term("recompute_s", recompute.value(), "s recompute") +
            V::term("exposed_s", exposed.value(), "s exposed communication") +
