@@ -3,6 +3,8 @@
 // state and master weights, stage 2 also gradients, stage 3 also parameters.
 #include "state.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "formula.hpp"
