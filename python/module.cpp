@@ -311,10 +311,7 @@ py::list gpus_fn() {
     const trainledger::GpuSpec g = config::load_gpu_preset(p.name);
     const trainledger::PeakFlops& f = g.peak_flops;
     py::dict peaks;
-    for (const auto& [name, v] :
-         {std::pair{"fp32", f.fp32}, std::pair{"tf32", f.tf32}, std::pair{"bf16", f.bf16},
-          std::pair{"fp16", f.fp16}, std::pair{"fp8", f.fp8}, std::pair{"fp6", f.fp6},
-          std::pair{"fp4", f.fp4}})
+    for (const auto& [name, v] : f.entries())
       if (v > 0) peaks[name] = v;
     py::dict d;
     d["preset"] = p.name;

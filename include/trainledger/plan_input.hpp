@@ -174,9 +174,19 @@ struct ParallelSpec {
 struct PeakFlops {
   double fp32 = 0, tf32 = 0, bf16 = 0, fp16 = 0, fp8 = 0;
   // The 6- and 4-bit block-scaled formats' peaks (MXFP6, MXFP4, NVFP4): listed by the presets
-  // and `trainledger gpus`; no training precision here uses them yet.
+  // and `trainledger gpus`; training.precision = "fp4" (recipe nvfp4) runs its GEMMs at fp4's.
   double fp6 = 0, fp4 = 0;
   bool any() const { return fp32 > 0 || tf32 > 0 || bf16 > 0 || fp16 > 0 || fp8 > 0; }
+  // Every dtype with its peak, in the order plan files and reports list them.
+  std::array<std::pair<const char*, double>, 7> entries() const {
+    return {{{"fp32", fp32},
+             {"tf32", tf32},
+             {"bf16", bf16},
+             {"fp16", fp16},
+             {"fp8", fp8},
+             {"fp6", fp6},
+             {"fp4", fp4}}};
+  }
 };
 // The dense peak for GEMMs in `t` (0: the GPU has no such mode; int8 has none here).
 double peak_of(const PeakFlops& f, DType t);

@@ -55,8 +55,8 @@ int run_gpus(std::ostream& out) {
                        peak(f.bf16), peak(f.fp8), peak(f.fp6), peak(f.fp4),
                        g.memory_bandwidth / 1e12, g.name);
   }
-  out << "dense peaks in TFLOP/s (no 2:4 sparsity); HBM in TB/s; fp6 and fp4 are listed, not "
-         "planned (docs/config.md#cluster)\n";
+  out << "dense peaks in TFLOP/s (no 2:4 sparsity); HBM in TB/s; fp4 times NVFP4 GEMMs "
+         "(training.precision = \"fp4\"), fp6 is listed, not planned (docs/config.md#cluster)\n";
   return k_exit_ok;
 }
 

@@ -132,7 +132,7 @@ std::vector<KeySpec> build_table() {
     {"cluster", "gpu", T::text, "", "GPU preset: its name in any case (see `trainledger gpus`) or the name nvidia-smi prints, e.g. \"NVIDIA H100 80GB HBM3\""},
     {"cluster", "gpu_name", T::text, "", "GPU display name"},
     {"cluster", "gpu_memory", T::quantity, "", "memory as the device reports it (nvidia-smi)", Q::bytes, {}, 1, 1e15},
-    {"cluster", "peak_flops", T::flops_table, "", "dense peak per dtype: { bf16 = \"989 TFLOP/s\", ... } (fp32, tf32, bf16, fp16, fp8; fp6 and fp4, the block-scaled MXFP6, MXFP4 and NVFP4 peaks, are listed by `trainledger gpus`, not planned)", Q::flops},
+    {"cluster", "peak_flops", T::flops_table, "", "dense peak per dtype: { bf16 = \"989 TFLOP/s\", ... } (fp32, tf32, bf16, fp16, fp8, fp4 (NVFP4 GEMMs, training.precision = \"fp4\"); fp6, the block-scaled MXFP6 peak, is listed by `trainledger gpus`, not planned)", Q::flops},
     {"cluster", "memory_bandwidth", T::quantity, "", "HBM bandwidth", Q::bandwidth, {}, 0, 0, true},
     {"cluster", "nodes", T::integer, "", "nodes; default: enough for tp × pp × cp × dp, else 1", Q::count, {}, 1, 1000000},
     {"cluster", "gpus_per_node", T::integer, "8", "GPUs per node", Q::count, {}, 1, 1024},

@@ -219,9 +219,7 @@ json cluster_json(const ClusterSpec& c) {
   j["gpu_memory"] = c.gpu.memory_bytes;
   const PeakFlops& f = c.gpu.peak_flops;
   json flops = json::object();
-  for (auto [name, v] : {std::pair{"fp32", f.fp32}, std::pair{"tf32", f.tf32},
-                         std::pair{"bf16", f.bf16}, std::pair{"fp16", f.fp16},
-                         std::pair{"fp8", f.fp8}, std::pair{"fp6", f.fp6}, std::pair{"fp4", f.fp4}})
+  for (const auto& [name, v] : f.entries())
     if (v > 0) flops[name] = v;
   j["peak_flops"] = flops;
   if (c.gpu.memory_bandwidth > 0) j["memory_bandwidth"] = c.gpu.memory_bandwidth;
