@@ -39,7 +39,7 @@ HostOf<V> host_memory(const PlanInput& in, const Derived& d, const Items<V>& wor
   // in flight, in pinned buffers (Transformer Engine cpu_offload.py allocates them per layer and
   // frees them after the backward): k/(N − k) of what the GPU keeps.
   const int k = in.training.activation_offload_layers;
-  const int n = in.model.layers;
+  const int n = offload_stage_layers(in);
   if (k > 0 && k < n) {
     const double resident = value_of(worst_items, ItemId::activations);
     h.items.push_back(make(

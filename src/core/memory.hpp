@@ -67,6 +67,12 @@ template <typename V>
 // memory (the allocator frees its cache and retries before it reports OOM).
 ItemOf<V> fragmentation_item(const PlanInput& in, double dynamic_bytes, double rest_bytes);
 
+// The layers whose activations Megatron-Core's activation offloading shares out (its one
+// stage: the model's layers and multi-token-prediction modules), and k of them offloaded.
+inline int offload_stage_layers(const PlanInput& in) {
+  return in.model.layers + in.model.mtp_layers;
+}
+
 // The state items a stage keeps in host memory under parallel.offload.
 template <typename V>
 Items<V> offloaded_items(const PlanInput& in, const Derived& d, const StagePlace& place);

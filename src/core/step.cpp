@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "activations.hpp"
+#include "memory.hpp"
 #include "recipe.hpp"
 #include "stage_params.hpp"
 #include "state.hpp"
@@ -376,16 +377,26 @@ V offload_time(const PlanInput& in, const Derived& d, const Items<V>& offloaded,
 // each) the forward waits max(0, k·c − (N − 2)·t); the reloads, started N − k − 1 layers ahead
 // of each backward, wait the same with the backward's t.
 template <typename V>
-double activation_offload_s(const PlanInput& in, const Derived& d, const Items<V>& worst_items,
-                            double forward_s, double backward_s) {
+V activation_offload_time(const PlanInput& in, const Derived& d, const Items<V>& worst_items,
+                          double forward_s, double backward_s) {
   const int k = in.training.activation_offload_layers;
-  const int n = in.model.layers;
-  if (k <= 0 || k >= n || in.cluster.pcie_bandwidth <= 0) return 0;
-  const double per_layer = value_of(worst_items, ItemId::activations) / (n - k);
-  const double c = per_layer / in.cluster.pcie_bandwidth;
-  const double wait_f = std::max(0.0, k * c - (n - 2) * forward_s / n);
-  const double wait_b = std::max(0.0, k * c - (n - 2) * backward_s / n);
-  return static_cast<double>(d.grad_accum) * (wait_f + wait_b);
+  const int n = offload_stage_layers(in);
+  if (k <= 0 || k >= n || in.cluster.pcie_bandwidth <= 0)
+    return V::term("activation_copies_s", 0, "s (no activations offloaded)");
+  // k copies of one layer's activations over the host link.
+  const V copies =
+      V::term("offloaded_layers", k, "layers offloaded (k)") *
+      V::term("layer_activations", value_of(worst_items, ItemId::activations) / (n - k),
+              "B of one layer's activations") /
+      input<V>(in, "cluster.pcie_bandwidth", "pcie_bandwidth", in.cluster.pcie_bandwidth,
+               "B/s host link");
+  auto wait = [&](double pass_s, const char* key, const char* what) {
+    const V w = copies - V::term(key, (n - 2) * pass_s / n, what);
+    return w.value() > 0 ? w : V::term(key, 0, "s (the copies hide behind the compute)");
+  };
+  return V::term("micro_batches", static_cast<double>(d.grad_accum), "micro-batches") *
+         (wait(forward_s, "forward_cover_s", "s of N − 2 layers' forward") +
+          wait(backward_s, "backward_cover_s", "s of N − 2 layers' backward"));
 }
 
 // Throughput, MFU and HFU from the step time.
@@ -561,12 +572,11 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   V offload = offload_time<V>(in, d, offloaded, stage_layers[pc.slow], pc.forward_s,
                               pc.slow_s - pc.forward_s);
   const bool activations_out = in.training.activation_offload_layers > 0;
-  if (activations_out)
-    offload =
-        offload +
-        V::term("activation_copies_s",
-                activation_offload_s<V>(in, d, worst_items, pc.forward_s, pc.slow_s - pc.forward_s),
-                "s compute waits for activation copies (training.activation_offload_layers)");
+  if (activations_out) {
+    const V copies =
+        activation_offload_time<V>(in, d, worst_items, pc.forward_s, pc.slow_s - pc.forward_s);
+    offload = in.parallel.offload == Offload::none ? copies : offload + copies;
+  }
   const bool offloading =
       (in.parallel.offload != Offload::none && !offloaded.empty()) || activations_out;
   if (offloading)

@@ -44,6 +44,20 @@ Errors evaluate(const nlohmann::json& cases) {
   return e;
 }
 
+// The throughput cases of a held-back folder of Megatron-Bridge rows (its cases.json), each with
+// its source.
+nlohmann::json folder_cases(const std::string& folder) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& c : nlohmann::json::parse(
+           test::read_file(test::source_path("tests/reference/" + folder + "/cases.json")))) {
+    REQUIRE(!c["source"].get<std::string>().empty());
+    cases.push_back({{"plan", folder + "/" + c["plan"].get<std::string>()},
+                     {"measured", c["measured_tokens_per_s_per_gpu"]},
+                     {"quantity", "throughput.tokens_per_s_per_gpu"}});
+  }
+  return cases;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
@@ -118,14 +132,7 @@ TEST_CASE(
 // They are kept apart from time.json, whose runs the time bands are built from: one source
 // cannot be held out of its own family's band (docs/accuracy.md#bands).
 TEST_CASE("throughput against Megatron-Bridge's MoE pre-training rows", "[reference][time]") {
-  nlohmann::json cases = nlohmann::json::array();
-  for (const auto& c : nlohmann::json::parse(
-           test::read_file(test::source_path("tests/reference/time-moe/cases.json")))) {
-    REQUIRE(!c["source"].get<std::string>().empty());
-    cases.push_back({{"plan", "time-moe/" + c["plan"].get<std::string>()},
-                     {"measured", c["measured_tokens_per_s_per_gpu"]},
-                     {"quantity", "throughput.tokens_per_s_per_gpu"}});
-  }
+  const nlohmann::json cases = folder_cases("time-moe");
   const Errors e = evaluate(cases);
   REQUIRE(e.abs.size() == 12);
   WARN("nvidia_moe" << e.table
@@ -147,15 +154,7 @@ TEST_CASE("throughput against Megatron-Bridge's MoE pre-training rows", "[refere
 // optimistic as in time-moe, DeepSeek-V3 on B200/B300 mostly within 10 % (docs/accuracy.md).
 TEST_CASE("throughput against Megatron-Bridge's MoE rows on Blackwell in MXFP8",
           "[reference][time][recipes]") {
-  nlohmann::json cases = nlohmann::json::array();
-  for (const auto& c : nlohmann::json::parse(
-           test::read_file(test::source_path("tests/reference/time-moe-blackwell/cases.json")))) {
-    REQUIRE(!c["source"].get<std::string>().empty());
-    cases.push_back({{"plan", "time-moe-blackwell/" + c["plan"].get<std::string>()},
-                     {"measured", c["measured_tokens_per_s_per_gpu"]},
-                     {"quantity", "throughput.tokens_per_s_per_gpu"}});
-  }
-  const Errors e = evaluate(cases);
+  const Errors e = evaluate(folder_cases("time-moe-blackwell"));
   REQUIRE(e.abs.size() == 61);
   WARN("moe_blackwell" << e.table
                        << fmt::format("median {:.1f} %, median signed {:+.1f} %",
