@@ -13,7 +13,8 @@ namespace trainledger {
 
 // One call pattern of a collective within a communication item.
 struct Collective {
-  std::string collective;  // "all-reduce", "all-gather", "reduce-scatter", "send/recv", ...
+  std::string collective;          // "all-reduce", "all-gather", "reduce-scatter", "send/recv", ...
+  std::string algorithm = "ring";  // NCCL's algorithm: "ring", "tree" or "pat"
   int group_size = 1;
   double message_bytes = 0;  // S: the full tensor of one call
   double calls_per_step = 0;

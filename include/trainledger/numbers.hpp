@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,6 +50,13 @@ enum class CollKind : std::uint8_t {
   send_recv
 };
 std::string_view to_string(CollKind k);
+// The algorithm NCCL runs a call with (src/graph/tuning.cc): a ring, a tree (all-reduce), or
+// PAT (all-gather and reduce-scatter over one rank per node, NCCL 2.23 and later).
+enum class Algo : std::uint8_t { ring, tree, pat };
+std::string_view to_string(Algo a);
+// A call's name in the reports: the collective, and the algorithm where it is not a ring
+// ("all-reduce (tree)", "all-gather (PAT)").
+std::string call_name(CollKind k, Algo a);
 // Bytes each rank sends per byte of the message (nccl-tests' bus factor: 2(n−1)/n for
 // all-reduce, (n−1)/n for all-gather, reduce-scatter and all-to-all, 1 for send/recv), and
 // the ring's latency steps of one call (docs/formulas.md#collectives).
@@ -78,6 +86,7 @@ struct CollCall {
   bool inter_node = false;
   double time_s = 0;  // all calls of the step
   CommPhase phase = CommPhase::backward_sync;
+  Algo algo = Algo::ring;
 };
 
 // The traffic of one parallel dimension per GPU per optimizer step.

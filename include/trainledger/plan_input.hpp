@@ -37,6 +37,10 @@ enum class CheckpointFormat { sharded, gathered };
 // DeepEP's internode kernels (one copy per remote node, forwarded over NVLink), or Megatron-Core's
 // allgather dispatcher (the group's tokens gathered whole, the outputs reduce-scattered).
 enum class EpDispatch { nccl, deepep, allgather };
+// NCCL's algorithm for the plan's collectives (parallel.allreduce): its tuner's pick per call
+// (ring or tree for an all-reduce across nodes, ring or PAT for an all-gather or reduce-scatter
+// over one rank per node), rings only (NCCL_ALGO=ring), or the data-parallel all-reduce as a tree.
+enum class NcclAlgo { tuner, ring, tree };
 // How low-precision GEMM operands are scaled (training.recipe; docs/formulas.md#recipes): FP8
 // with one scale per tensor from an amax history (delayed) or from the tensor itself
 // (tensorwise: current scaling), one per row (rowwise, torchao), per 1 x 128 and 128 x 128
@@ -167,7 +171,7 @@ struct ParallelSpec {
   bool overlap_cp = true;   // ring-attention exchange overlapped with attention
   bool overlap_param_gather = false;  // ZeRO-1/2 parameter all-gather behind the next forward
   EpDispatch ep_dispatch = EpDispatch::nccl;  // parallel.ep_dispatch
-  bool tree_allreduce = false;
+  NcclAlgo nccl_algo = NcclAlgo::tuner;       // parallel.allreduce
 };
 
 // Peak dense FLOP/s per compute dtype; 0 where the GPU has no such mode.
@@ -377,6 +381,7 @@ std::string_view to_string(Loss l);
 std::string_view to_string(OptimizerImpl o);
 std::string_view to_string(CheckpointFormat f);
 std::string_view to_string(EpDispatch d);
+std::string_view to_string(NcclAlgo a);
 std::string_view to_string(Recipe r);
 // training.precision as a plan writes it: "fp4" for the 4-bit recipe, else the dtype.
 std::string_view precision_name(const TrainingSpec& t);

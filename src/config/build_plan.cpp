@@ -314,7 +314,8 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
   p.ep_dispatch = dispatch == "deepep"      ? EpDispatch::deepep
                   : dispatch == "allgather" ? EpDispatch::allgather
                                             : EpDispatch::nccl;
-  p.tree_allreduce = in.text("parallel.allreduce") == "tree";
+  const std::string algo = in.text("parallel.allreduce");
+  p.nccl_algo = algo == "ring" ? NcclAlgo::ring : algo == "tree" ? NcclAlgo::tree : NcclAlgo::tuner;
   return p;
 }
 

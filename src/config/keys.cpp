@@ -127,7 +127,7 @@ std::vector<KeySpec> build_table() {
     {"parallel", "overlap_cp", T::boolean, "true", "the ring-attention exchange overlaps attention"},
     {"parallel", "ep_dispatch", T::choice, "\"nccl\"", "how MoE tokens cross nodes: nccl (NCCL's all-to-all: a copy per routed expert, each GPU through its own NIC) or deepep (DeepEP's internode dispatch and combine: one copy per remote node, to the same-index GPU, forwarded over NVLink) or allgather (Megatron-Core's MoEAllGatherTokenDispatcher, moe_token_dispatcher_type allgather: every expert-parallel rank gathers the group's tokens whole and reduce-scatters its experts' outputs; NeMo-RL v0.5's Megatron default; v0.4 and v0.6 use alltoall)", Q::count, {"nccl", "deepep", "allgather"}},
     {"parallel", "overlap_param_gather", T::boolean, "false", "ZeRO-1/2: the all-gather of updated parameters overlaps the next step's forward, layer by layer (Megatron-LM --overlap-param-gather, NeMo overlap_param_sync)"},
-    {"parallel", "allreduce", T::choice, "\"ring\"", "all-reduce algorithm for latency: ring or tree", Q::count, {"ring", "tree"}},
+    {"parallel", "allreduce", T::choice, "\"auto\"", "NCCL's algorithm: auto (its tuner picks per call: an all-reduce across nodes as a ring or a tree, an all-gather or reduce-scatter over one rank per node as a ring or PAT, whichever its model times faster; NCCL's default), ring (NCCL_ALGO=ring: rings only) or tree (the data-parallel all-reduce as a tree)", Q::count, {"auto", "ring", "tree"}},
     // [cluster]
     {"cluster", "gpu", T::text, "", "GPU preset: its name in any case (see `trainledger gpus`) or the name nvidia-smi prints, e.g. \"NVIDIA H100 80GB HBM3\""},
     {"cluster", "gpu_name", T::text, "", "GPU display name"},

@@ -45,6 +45,24 @@ std::string_view to_string(CollKind k) {
   return "?";
 }
 
+std::string_view to_string(Algo a) {
+  switch (a) {
+    case Algo::ring:
+      return "ring";
+    case Algo::tree:
+      return "tree";
+    case Algo::pat:
+      return "pat";
+  }
+  return "?";
+}
+
+std::string call_name(CollKind k, Algo a) {
+  std::string name(to_string(k));
+  if (a == Algo::pat) name += " (PAT)";
+  return name;
+}
+
 namespace {
 
 // The rank distance between neighbours of a dimension: the product of the dimensions placed

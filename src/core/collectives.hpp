@@ -1,6 +1,8 @@
 // Collective communication: bytes per GPU and time (docs/formulas.md#collectives).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include "formula.hpp"
@@ -153,6 +155,13 @@ V call_latency(const PlanInput& in, const LatencySteps& st, const char* intra_ke
   return latency;
 }
 
+// NCCL's tuning model (src/graph/tuning.cc, ncclTopoTuneModel): a tree all-reduce reaches 0.92
+// of the busbw its graph finds, PAT 0.75; PAT's latency has a part linear in the ranks, 2.8 µs
+// each ("still a linear part"), beside its ⌊log₂ N⌋ network steps at 1/3.5 of a step's latency.
+inline constexpr double k_tree_efficiency = 0.92;
+inline constexpr double k_pat_efficiency = 0.75;
+inline constexpr double k_pat_rank_latency = 2.8e-6;
+
 // Time of `calls` calls: calls × (α_intra·intra steps + α_inter·inter steps + volume / B), B
 // the group's busbw. Where the plan gives NCCL's Simple protocol a latency of its own
 // (cluster.*_simple_latency, fitted by calibrate import), each call takes the faster of two
@@ -166,7 +175,13 @@ V calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_b
   const ClusterSpec& c = in.cluster;
   const V latency = call_latency<V>(in, st, "cluster.intra_node_latency", c.intra_node_latency,
                                     "cluster.inter_node_latency", c.inter_node_latency);
-  const V transfer = call_volume(k, g.size, message_bytes) / group_busbw<V>(in, k, g);
+  // NCCL's tree reaches 0.92 of the busbw its graph finds (tuning.cc: Tree busBw × .92).
+  const V busbw = k == CollKind::tree_all_reduce
+                      ? group_busbw<V>(in, k, g) *
+                            V::term("tree_efficiency", k_tree_efficiency,
+                                    "of the busbw: NCCL's tree all-reduce (src/graph/tuning.cc)")
+                      : group_busbw<V>(in, k, g);
+  const V transfer = call_volume(k, g.size, message_bytes) / busbw;
   const bool simple_intra = st.intra > 0 && c.intra_node_simple_latency > c.intra_node_latency;
   const bool simple_inter = st.inter > 0 && c.inter_node_simple_latency > c.inter_node_latency;
   if (!simple_intra && !simple_inter) return calls * (latency + transfer);
@@ -183,6 +198,63 @@ V calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_b
                           "ll_share", across ? c.inter_node_ll_share : c.intra_node_ll_share,
                           "of the busbw");
   return calls * V::min(ll, simple + transfer);
+}
+
+// PAT (NCCL 2.23 and later; src/device/prims_simple.h, the Bruck-style parallel aggregated trees):
+// all-gather and reduce-scatter over one rank per node (tuning.cc, ncclPatEnable: nNodes ==
+// nRanks), Simple protocol only: latency ⌊log₂ N⌋/3.5 network steps + 2.8 µs × n, at 0.75 of
+// the busbw.
+template <typename V>
+V pat_calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_bytes,
+                 const V& calls) {
+  const ClusterSpec& c = in.cluster;
+  const bool simple = c.inter_node_simple_latency > c.inter_node_latency;
+  const V alpha =
+      input<V>(in, simple ? "cluster.inter_node_simple_latency" : "cluster.inter_node_latency",
+               "latency", simple ? c.inter_node_simple_latency : c.inter_node_latency, "s");
+  const double steps = std::floor(std::log2(std::max(2, g.nodes()))) / 3.5;
+  const V latency =
+      alpha * V::term("steps", steps, "⌊log₂ N⌋/3.5: PAT's network steps") +
+      V::term("pat_rank_latency", k_pat_rank_latency, "s per rank: PAT's linear part") *
+          V::term("group_size", g.size, "ranks");
+  const V transfer = call_volume(k, g.size, message_bytes) /
+                     (group_busbw<V>(in, k, g) * V::term("pat_efficiency", k_pat_efficiency,
+                                                         "of the busbw: NCCL's PAT (tuning.cc)"));
+  return calls * (latency + transfer);
+}
+
+// A call as NCCL runs it: the collective, the algorithm and the time of `calls` calls.
+template <typename V>
+struct TimedCall {
+  CollKind kind;
+  Algo algo;
+  V time;
+};
+
+// The algorithm NCCL's tuner picks for a call (parallel.allreduce = "auto", NCCL's default): of
+// the algorithms its tuning model allows for the collective and the group (tuning.cc), the one
+// it times fastest; here the model's own α and busbw stand in for NCCL's constants. An
+// all-reduce across nodes runs as a ring or a tree (2(r − 1) NVLink steps and 2⌈log₂ N⌉ network
+// steps instead of the ring's 2(n − 1), at 0.92 of the busbw), an all-gather or reduce-scatter
+// over one rank per node as a ring or PAT; everything else, and every call inside an NVLink
+// domain, as a ring. "ring" keeps rings (NCCL_ALGO=ring); "tree" has made the data-parallel
+// all-reduce a tree_all_reduce already.
+template <typename V>
+TimedCall<V> nccl_calls_time(const PlanInput& in, CollKind k, const Group& g,
+                             const V& message_bytes, const V& calls) {
+  const Algo own = k == CollKind::tree_all_reduce ? Algo::tree : Algo::ring;
+  const V first = calls_time(in, k, g, message_bytes, calls);
+  if (in.parallel.nccl_algo != NcclAlgo::tuner || !g.link.inter_node || g.nodes() < 2)
+    return {k, own, first};
+  if (k == CollKind::all_reduce) {
+    const V tree = calls_time(in, CollKind::tree_all_reduce, g, message_bytes, calls);
+    if (tree.value() < first.value()) return {CollKind::tree_all_reduce, Algo::tree, tree};
+  } else if ((k == CollKind::all_gather || k == CollKind::reduce_scatter) &&
+             g.ranks_per_node == 1) {
+    const V pat = pat_calls_time(in, k, g, message_bytes, calls);
+    if (pat.value() < first.value()) return {k, Algo::pat, pat};
+  }
+  return {k, own, first};
 }
 
 // An nccl-tests measurement read the nccl-tests way: algbw = S / t, busbw = algbw × the

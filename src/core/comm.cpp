@@ -47,8 +47,9 @@ struct Builder {
            const Text& what, CommPhase phase = CommPhase::backward_sync) {
     const V msg = V::term("message_bytes", message_bytes, what.prefixed("B "));
     const V n = V::term("calls", calls_per_step, "calls");
-    const V v = (n * call_volume(kind, g.size, msg)).note(to_string(kind));
-    const V t = calls_time(*in, kind, g, msg, n);
+    const TimedCall<V> call = nccl_calls_time(*in, kind, g, msg, n);
+    const V v = (n * call_volume(call.kind, g.size, msg)).note(call_name(call.kind, call.algo));
+    const V& t = call.time;
     // A link with no bandwidth: the traffic is known, its time is not (a latency-only time
     // would pass for a measurement).
     const double bw =
@@ -58,8 +59,9 @@ struct Builder {
     time = any ? time + t : t;
     any = true;
     if (dim.n_calls < static_cast<int>(dim.calls.size())) {
-      dim.calls[dim.n_calls++] = CollCall{
-          kind, g.size, message_bytes, calls_per_step, g.link.inter_node, t.value(), phase};
+      dim.calls[dim.n_calls++] =
+          CollCall{call.kind,         g.size,    message_bytes, calls_per_step,
+                   g.link.inter_node, t.value(), phase,         call.algo};
       if constexpr (V::explained) {
         std::vector<Term> keys;
         for (const Term& term : t.terms()) {
@@ -111,8 +113,9 @@ struct Builder {
       for (int i = 0; i < dim.n_calls; ++i) {
         const CollCall& c = dim.calls[i];
         li.collectives.push_back(Collective{
-            std::string(to_string(c.kind)), c.group_size, c.message_bytes, c.calls_per_step,
-            c.inter_node ? "inter-node" : "intra-node", call_inputs[static_cast<std::size_t>(i)]});
+            call_name(c.kind, c.algo), std::string(to_string(c.algo)), c.group_size,
+            c.message_bytes, c.calls_per_step, c.inter_node ? "inter-node" : "intra-node",
+            call_inputs[static_cast<std::size_t>(i)]});
       }
     }
   }
@@ -145,7 +148,8 @@ void add_sync(const PlanInput& in, const Derived& d, const SyncSet& set, int lay
   const double gathered_local = set.trainable * gathered_bytes(in, set.matrix_share);
   const double syncs = grad_syncs(in, d);
   const double m = static_cast<double>(d.grad_accum);
-  const CollKind ar = p.tree_allreduce ? CollKind::tree_all_reduce : CollKind::all_reduce;
+  const CollKind ar =
+      p.nccl_algo == NcclAlgo::tree ? CollKind::tree_all_reduce : CollKind::all_reduce;
   const int replicas = set.group.size;
   const Group& shard_group = set.shard_group;
   const double buckets = std::max(1.0, std::ceil(grad_bytes / p.bucket_size));

@@ -70,6 +70,18 @@ std::string_view to_string(GradSync g) {
   return g == GradSync::every_micro_batch ? "every_micro_batch" : "last_micro_batch";
 }
 
+std::string_view to_string(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::tuner:
+      return "auto";
+    case NcclAlgo::ring:
+      return "ring";
+    case NcclAlgo::tree:
+      return "tree";
+  }
+  return "?";
+}
+
 std::string_view to_string(EpDispatch d) {
   switch (d) {
     case EpDispatch::nccl:

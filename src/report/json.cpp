@@ -66,6 +66,7 @@ json item_json(const LineItem& i) {
     json calls = json::array();
     for (const Collective& c : i.collectives) {
       calls.push_back({{"collective", c.collective},
+                       {"algorithm", c.algorithm},
                        {"group_size", c.group_size},
                        {"message_bytes", number(c.message_bytes, Unit::bytes)},
                        {"calls_per_step", c.calls_per_step},
@@ -209,7 +210,7 @@ json parallel_json(const ParallelSpec& p) {
   j["overlap_cp"] = p.overlap_cp;
   j["overlap_param_gather"] = p.overlap_param_gather;
   j["ep_dispatch"] = std::string(to_string(p.ep_dispatch));
-  j["allreduce"] = p.tree_allreduce ? "tree" : "ring";
+  j["allreduce"] = to_string(p.nccl_algo);
   return j;
 }
 

@@ -289,3 +289,64 @@ TEST_CASE("DualPipeV: ZB-H1's bubble, half a stage more activations, twice the p
   CHECK_THAT(error({"training.framework=\"megatron\""}),
              Catch::Contains("megatron has no such schedule"));
 }
+
+TEST_CASE("NCCL's tuner: trees for all-reduces across many nodes, PAT for one rank per node",
+          "[time][collectives]") {
+  // DDP of Llama 3.1 8B over 64 H100 nodes: a ring of 512 ranks pays 2 × 511 steps of latency
+  // per 25 MiB bucket (126 × 20 µs across nodes, 896 × 8 µs inside), a tree 12 × 20 + 14 × 8 µs.
+  const std::string ddp =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nframework = \"pytorch\"\nseq_len = 4096\n"
+      "global_batch = 512\n[parallel]\nzero = 0\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n"
+      "nodes = 64\n";
+  const PlanResult tuned = test::plan_text(ddp);
+  const PlanResult ring = test::plan_text(ddp, {"parallel.allreduce=\"ring\""});
+  const LineItem& dp = item(tuned.communication, "comm.dp");
+  REQUIRE(dp.collectives.size() == 1);
+  CHECK(dp.collectives[0].collective == "all-reduce (tree)");
+  CHECK(dp.collectives[0].algorithm == "tree");
+  CHECK(reads_key(dp, "cluster.inter_node_latency"));
+  const LineItem& dp_ring = item(ring.communication, "comm.dp");
+  CHECK(dp_ring.collectives[0].algorithm == "ring");
+  // Per bucket: ring 9.69 ms of latency + 0.131 ms of transfer at 400 GB/s (8 NICs of 50 GB/s);
+  // tree 0.352 ms + 0.131/0.92 ms.
+  const double buckets = dp.collectives[0].calls_per_step;
+  CHECK(*dp_ring.time_s / buckets == Approx(9.688e-3 + 0.1309e-3).epsilon(0.01));
+  CHECK(*dp.time_s / buckets == Approx(0.352e-3 + 0.1309e-3 / 0.92).epsilon(0.01));
+  // The same bytes either way (the busbw convention), and the step is shorter.
+  CHECK(dp.value == dp_ring.value);
+  CHECK(item(tuned.time, "time.step").value < item(ring.time, "time.step").value);
+  // Inside one node NCCL's tree is a chain: rings stay, the plan is unchanged.
+  const PlanResult node = test::plan_text(ddp, {"cluster.nodes=1", "training.global_batch=8"});
+  CHECK(item(node.communication, "comm.dp").collectives[0].algorithm == "ring");
+
+  // FSDP of Llama 3.1 8B behind tp 8 on 64 nodes: each dp group has one rank per node, and a
+  // layer's all-gather (60.8 MB over 64 shards, 59.9 MB sent) is cheaper as PAT (⌊log₂ 64⌋/3.5
+  // network steps of 20 µs + 64 × 2.8 µs, at 0.75 of the NIC's 50 GB/s: 0.208 + 1.597 ms) than as
+  // a ring of 63 network steps (1.26 + 1.198 ms); its gradients' reduce-scatter too.
+  const std::string fsdp =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nframework = \"pytorch\"\n"
+      "seq_len = 4096\nglobal_batch = 64\nrecompute = \"full\"\n[parallel]\ntp = 8\n"
+      "zero = 3\n[cluster]\ngpu = \"h100-sxm5-80gb\"\nnodes = 64\n";
+  const PlanResult pat = test::plan_text(fsdp);
+  const PlanResult rings = test::plan_text(fsdp, {"parallel.allreduce=\"ring\""});
+  const LineItem& gathers = item(pat.communication, "comm.dp");
+  bool any_pat = false;
+  for (const Collective& c : gathers.collectives) {
+    CHECK(c.group_size == 64);
+    if (c.algorithm == "pat") {
+      any_pat = true;
+      CHECK(c.collective.find("(PAT)") != std::string::npos);
+    }
+  }
+  CHECK(any_pat);
+  // 33 units, each gathered twice and reduced once: 33 × (2 × 1.805 + 3.403) ms.
+  CHECK(*gathers.time_s == Approx(33 * (2 * 1.8054e-3 + 3.4028e-3)).epsilon(0.01));
+  CHECK(*gathers.time_s < *item(rings.communication, "comm.dp").time_s);
+  for (const Collective& c : item(rings.communication, "comm.dp").collectives)
+    CHECK(c.algorithm == "ring");
+  // The tuner never picks a slower algorithm: no dimension's traffic takes longer than rings'.
+  for (const LineItem& i : pat.communication)
+    if (i.time_s) CHECK(*i.time_s <= *item(rings.communication, i.id.c_str()).time_s * (1 + 1e-12));
+  // The mode is echoed.
+  CHECK(pat.input.parallel.nccl_algo == NcclAlgo::tuner);
+}
