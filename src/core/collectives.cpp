@@ -135,6 +135,11 @@ double spine_share(const Group& g) {
   return (n - m) / (n - r);
 }
 
+bool measured_network_latency(const PlanInput& in) {
+  return in.provenance.of("cluster.inter_node_latency") == Source::calibration ||
+         in.provenance.of("cluster.inter_node_simple_latency") == Source::calibration;
+}
+
 double bus_factor(CollKind k, int n) { return call_volume(k, n, Num::constant(1)).value(); }
 
 double call_steps(CollKind k, int n) {

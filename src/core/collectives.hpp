@@ -223,6 +223,12 @@ V pat_calls_time(const PlanInput& in, CollKind k, const Group& g, const V& messa
   return calls * (latency + transfer);
 }
 
+// A calibration profile's network latency (calibrate import) is fitted per ring step to what
+// NCCL ran at the measured sizes, its own pick of algorithm included: the planner keeps rings
+// on it rather than pick a tree or PAT from latencies that already hold one (a 2 × 8 all-reduce
+// sweep whose small messages NCCL ran as a tree would otherwise come out at half its time).
+bool measured_network_latency(const PlanInput& in);
+
 // A call as NCCL runs it: the collective, the algorithm and the time of `calls` calls.
 template <typename V>
 struct TimedCall {
@@ -237,14 +243,16 @@ struct TimedCall {
 // all-reduce across nodes runs as a ring or a tree (2(r − 1) NVLink steps and 2⌈log₂ N⌉ network
 // steps instead of the ring's 2(n − 1), at 0.92 of the busbw), an all-gather or reduce-scatter
 // over one rank per node as a ring or PAT; everything else, and every call inside an NVLink
-// domain, as a ring. "ring" keeps rings (NCCL_ALGO=ring); "tree" has made the data-parallel
+// domain, as a ring; so does every call where the network latency is measured (above). "ring"
+// keeps rings (NCCL_ALGO=ring); "tree" has made the data-parallel
 // all-reduce a tree_all_reduce already.
 template <typename V>
 TimedCall<V> nccl_calls_time(const PlanInput& in, CollKind k, const Group& g,
                              const V& message_bytes, const V& calls) {
   const Algo own = k == CollKind::tree_all_reduce ? Algo::tree : Algo::ring;
   const V first = calls_time(in, k, g, message_bytes, calls);
-  if (in.parallel.nccl_algo != NcclAlgo::tuner || !g.link.inter_node || g.nodes() < 2)
+  if (in.parallel.nccl_algo != NcclAlgo::tuner || !g.link.inter_node || g.nodes() < 2 ||
+      measured_network_latency(in))
     return {k, own, first};
   if (k == CollKind::all_reduce) {
     const V tree = calls_time(in, CollKind::tree_all_reduce, g, message_bytes, calls);

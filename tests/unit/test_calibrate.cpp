@@ -589,10 +589,15 @@ TEST_CASE(
   // α + volume/B with the profile's keys gives back the log's small- and large-message times
   // (α is the median of the messages up to 64 KiB, B the median busbw of the largest quarter).
   const calibrate::Sweep s = parse("a3mega-h100-2x8-all_reduce.txt");
+  // The planner's time of a call: NCCL's tuner picks among the algorithms (a ring or a tree).
   auto time_of = [&](double bytes) {
-    return calls_time<Num>(in, CollKind::all_reduce, g, Num::constant(bytes), Num::constant(1))
-        .value();
+    return nccl_calls_time<Num>(in, CollKind::all_reduce, g, Num::constant(bytes), Num::constant(1))
+        .time.value();
   };
+  // The profile's latencies hold NCCL's own pick at these sizes: the planner keeps the ring it
+  // fitted them to (a tree on the same per-step latencies would halve the small messages).
+  CHECK(nccl_calls_time<Num>(in, CollKind::all_reduce, g, Num::constant(8), Num::constant(1))
+            .algo == Algo::ring);
   // From 1 MiB up the profile's two protocols (LL at α and its fitted share of B, Simple at its
   // fitted latency and B) give back every size within 10 % (α + volume/B alone: 39-77 % under
   // at 8-16 MiB).
