@@ -596,8 +596,9 @@ TEST_CASE(
   };
   // The profile's latencies hold NCCL's own pick at these sizes: the planner keeps the ring it
   // fitted them to (a tree on the same per-step latencies would halve the small messages).
-  CHECK(nccl_calls_time<Num>(in, CollKind::all_reduce, g, Num::constant(8), Num::constant(1))
-            .algo == Algo::ring);
+  CHECK(
+      nccl_calls_time<Num>(in, CollKind::all_reduce, g, Num::constant(8), Num::constant(1)).algo ==
+      Algo::ring);
   // From 1 MiB up the profile's two protocols (LL at α and its fitted share of B, Simple at its
   // fitted latency and B) give back every size within 10 % (α + volume/B alone: 39-77 % under
   // at 8-16 MiB).
