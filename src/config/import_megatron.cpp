@@ -144,6 +144,62 @@ bool expandable_segments_on(std::string_view conf) {
   return on;
 }
 
+// NCCL_ALGO as NCCL reads it for all-reduce (src/graph/tuning.cc, parseList): entries split by
+// ';', the first may apply to every function, the others name one ("allreduce:tree"); a list
+// enables its algorithms and disables the rest, or with '^' disables them and enables the rest;
+// names are case-insensitive. The plan's choice: "ring" when rings run and trees do not, "tree"
+// the other way round, "auto" otherwise; an unknown name is the error NCCL gives.
+struct NcclAlgoSetting {
+  std::string choice;  // "ring", "tree" or "auto"
+  std::string error;
+};
+NcclAlgoSetting nccl_algo_setting(std::string_view value) {
+  static constexpr std::string_view k_names[] = {
+      "tree", "ring", "collnetdirect", "collnetchain", "nvls", "nvlstree", "pat"};
+  constexpr std::size_t n = std::size(k_names);
+  bool on[n];
+  std::fill(on, on + n, true);
+  auto lower = [](std::string_view v) {
+    std::string out(v);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  bool first = true;
+  while (!value.empty() || first) {
+    const auto semi = value.find(';');
+    std::string_view entry = value.substr(0, semi);
+    value = semi == std::string_view::npos ? std::string_view{} : value.substr(semi + 1);
+    const bool was_first = first;
+    first = false;
+    const auto colon = entry.find(':');
+    if (colon != std::string_view::npos) {
+      if (lower(entry.substr(0, colon)) != "allreduce") continue;
+      entry = entry.substr(colon + 1);
+    } else if (!was_first) {
+      return {"", fmt::format("NCCL_ALGO: every entry but the first needs a function prefix "
+                              "(\"allreduce:tree\"), got \"{}\"",
+                              entry)};
+    }
+    const bool negate = !entry.empty() && entry.front() == '^';
+    if (negate) entry.remove_prefix(1);
+    bool listed[n] = {};
+    while (!entry.empty()) {
+      const auto comma = entry.find(',');
+      const std::string name = lower(entry.substr(0, comma));
+      entry = comma == std::string_view::npos ? std::string_view{} : entry.substr(comma + 1);
+      const auto* hit = std::find(std::begin(k_names), std::end(k_names), name);
+      if (hit == std::end(k_names))
+        return {"", fmt::format("NCCL_ALGO: unknown algorithm \"{}\" (NCCL knows ring, tree, "
+                                "collnetdirect, collnetchain, nvls, nvlstree, pat)",
+                                name)};
+      listed[hit - std::begin(k_names)] = true;
+    }
+    for (std::size_t i = 0; i < n; ++i) on[i] = listed[i] != negate;
+  }
+  const bool tree = on[0], ring = on[1];
+  return {ring && !tree ? "ring" : tree && !ring ? "tree" : "auto", ""};
+}
+
 }  // namespace
 
 void import_megatron(const std::string& text, Sink& s) {
@@ -161,6 +217,17 @@ void import_megatron(const std::string& text, Sink& s) {
     int line = 0;
     if (const std::string* conf = sh.variable(name, &line))
       s.put("training.expandable_segments", boolean_value(expandable_segments_on(*conf), at(line)));
+  }
+  // NCCL's algorithms, when the script restricts them (NCCL_ALGO, docs/formulas.md#collectives).
+  {
+    int line = 0;
+    if (const std::string* algo = sh.variable("NCCL_ALGO", &line)) {
+      const NcclAlgoSetting set = nccl_algo_setting(*algo);
+      if (!set.error.empty())
+        s.error(at(line), set.error);
+      else
+        s.put("parallel.allreduce", string_value(set.choice, at(line)));
+    }
   }
   std::map<std::string, Given> seen;  // flag → what the script gives it (the last wins)
   std::vector<std::string> unknown;   // flags not read, in the script's order (the sink keeps

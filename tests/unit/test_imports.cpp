@@ -109,6 +109,50 @@ TEST_CASE("imports: a launch script's PYTORCH_CUDA_ALLOC_CONF sets expandable se
   CHECK_FALSE(plan(run).input.training.expandable_segments);
 }
 
+TEST_CASE("imports: a launch script's NCCL_ALGO sets the all-reduce algorithm", "[imports]") {
+  const auto dir = std::filesystem::temp_directory_path() / "tl-nccl-algo";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& env) {
+    std::ofstream(dir / "train.sh")
+        << env << "\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2\n";
+    std::ofstream(dir / "plan.toml")
+        << "[import]\nmegatron = \"train.sh\"\n[model]\n"
+           "preset = \"llama-3.1-8b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+    return (dir / "plan.toml").string();
+  };
+  auto algo = [&](const std::string& env) {
+    return config::load_plan_file(write(env), {}).input.parallel.nccl_algo;
+  };
+  auto load = [&](const std::string& env) {
+    std::vector<std::string> errors;
+    try {
+      config::load_plan_file(write(env), {});
+    } catch (const config::ConfigError& e) {
+      for (const auto& d : e.diagnostics()) errors.push_back(d.to_string());
+    }
+    return errors;
+  };
+  // As NCCL's parseList reads it (src/graph/tuning.cc): a list enables only its algorithms, '^'
+  // disables them, later entries name their function; case does not matter.
+  CHECK(algo("export NCCL_ALGO=Ring") == NcclAlgo::ring);
+  CHECK(algo("export NCCL_ALGO=Tree") == NcclAlgo::tree);
+  CHECK(algo("export NCCL_ALGO=^tree") == NcclAlgo::ring);
+  CHECK(algo("export NCCL_ALGO='ring;allreduce:tree'") == NcclAlgo::tree);
+  CHECK(algo("export NCCL_ALGO='tree;allgather:ring'") == NcclAlgo::tree);
+  CHECK(algo("export NCCL_ALGO=^NVLS") == NcclAlgo::tuner);
+  CHECK(algo("export NCCL_ALGO=Ring,Tree") == NcclAlgo::tuner);
+  CHECK(algo("") == NcclAlgo::tuner);
+  // What NCCL refuses, refused with the script's line.
+  auto errors = load("export NCCL_ALGO=rings");
+  REQUIRE(errors.size() == 1);
+  CHECK_THAT(errors[0], Catch::Contains("train.sh:1"));
+  CHECK_THAT(errors[0], Catch::Contains("unknown algorithm \"rings\""));
+  errors = load("export NCCL_ALGO='ring;tree'");
+  REQUIRE(errors.size() == 1);
+  CHECK_THAT(errors[0], Catch::Contains("needs a function prefix"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("imports: Megatron-LM's MoE token dispatcher", "[imports]") {
   auto plan = [](const std::string& flags) {
     const auto dir = std::filesystem::temp_directory_path() / "tl-dispatcher";
