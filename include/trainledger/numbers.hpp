@@ -50,9 +50,10 @@ enum class CollKind : std::uint8_t {
   send_recv
 };
 std::string_view to_string(CollKind k);
-// The algorithm NCCL runs a call with (src/graph/tuning.cc): a ring, a tree (all-reduce), or
-// PAT (all-gather and reduce-scatter over one rank per node, NCCL 2.23 and later).
-enum class Algo : std::uint8_t { ring, tree, pat };
+// The algorithm NCCL runs a call with (src/graph/tuning.cc): a ring, a tree (all-reduce), PAT
+// (all-gather over one rank per node, NCCL 2.23 and later), or point-to-point transfers (send/recv
+// and all-to-all, outside the tuner).
+enum class Algo : std::uint8_t { ring, tree, pat, p2p };
 std::string_view to_string(Algo a);
 // A call's name in the reports: the collective, and the algorithm where it is not a ring
 // ("all-reduce (tree)", "all-gather (PAT)").

@@ -53,6 +53,8 @@ std::string_view to_string(Algo a) {
       return "tree";
     case Algo::pat:
       return "pat";
+    case Algo::p2p:
+      return "p2p";
   }
   return "?";
 }
@@ -140,6 +142,17 @@ bool measured_network_latency(const PlanInput& in) {
          in.provenance.of("cluster.inter_node_simple_latency") == Source::calibration;
 }
 
+double tree_correction(double message_bytes) {
+  // tuning.cc treeCorrectionFactor, the Simple protocol's row: powers of two from 64 B to 256 MB,
+  // indexed by log2i(bytes / 64); 1 outside it.
+  static constexpr double k_simple[24] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+                                          .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9};
+  const double units = std::floor(message_bytes / 64);
+  if (!(units >= 1)) return 1;
+  const int index = static_cast<int>(std::floor(std::log2(units)));
+  return index >= 0 && index < 23 ? k_simple[index] : 1;
+}
+
 double bus_factor(CollKind k, int n) { return call_volume(k, n, Num::constant(1)).value(); }
 
 double call_steps(CollKind k, int n) {
@@ -169,7 +182,8 @@ LatencySteps latency_steps(CollKind k, const Group& g) {
   switch (k) {
     case CollKind::tree_all_reduce:
       st.intra = 2.0 * (g.ranks_per_node - 1);
-      st.inter = 2.0 * std::ceil(std::log2(nodes));
+      // NCCL's log2i: the floor (tuning.cc: 2 × log2i(nNodes) × interLat).
+      st.inter = 2.0 * std::floor(std::log2(nodes));
       return st;
     case CollKind::all_reduce:
       st.inter = std::min(total, 2.0 * (nodes - 1));

@@ -159,6 +159,10 @@ V call_latency(const PlanInput& in, const LatencySteps& st, const char* intra_ke
 // of the busbw its graph finds, PAT 0.75; PAT's latency has a part linear in the ranks, 2.8 µs
 // each ("still a linear part"), beside its ⌊log₂ N⌋ network steps at 1/3.5 of a step's latency.
 inline constexpr double k_tree_efficiency = 0.92;
+// NCCL's correction of a tree all-reduce's bandwidth by message size, "trees are not perfectly
+// sticking to the model for medium sizes" (tuning.cc, treeCorrectionFactor, the Simple protocol's
+// row: 0.5-0.9 from 64 B to 256 MB, 0.7 at 25 MiB; ncclTopoGetAlgoTime).
+double tree_correction(double message_bytes);
 inline constexpr double k_pat_efficiency = 0.75;
 inline constexpr double k_pat_rank_latency = 2.8e-6;
 
@@ -175,12 +179,16 @@ V calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_b
   const ClusterSpec& c = in.cluster;
   const V latency = call_latency<V>(in, st, "cluster.intra_node_latency", c.intra_node_latency,
                                     "cluster.inter_node_latency", c.inter_node_latency);
-  // NCCL's tree reaches 0.92 of the busbw its graph finds (tuning.cc: Tree busBw × .92).
-  const V busbw = k == CollKind::tree_all_reduce
-                      ? group_busbw<V>(in, k, g) *
-                            V::term("tree_efficiency", k_tree_efficiency,
-                                    "of the busbw: NCCL's tree all-reduce (src/graph/tuning.cc)")
-                      : group_busbw<V>(in, k, g);
+  // NCCL's tree reaches 0.92 of the busbw its graph finds (tuning.cc: Tree busBw × .92), less
+  // at medium sizes (treeCorrectionFactor).
+  const V busbw =
+      k == CollKind::tree_all_reduce
+          ? group_busbw<V>(in, k, g) *
+                V::term("tree_efficiency",
+                        k_tree_efficiency * tree_correction(message_bytes.value()),
+                        "of the busbw: NCCL's tree all-reduce at this size (src/graph/tuning.cc: "
+                        ".92 × treeCorrectionFactor)")
+          : group_busbw<V>(in, k, g);
   const V transfer = call_volume(k, g.size, message_bytes) / busbw;
   const bool simple_intra = st.intra > 0 && c.intra_node_simple_latency > c.intra_node_latency;
   const bool simple_inter = st.inter > 0 && c.inter_node_simple_latency > c.inter_node_latency;
@@ -201,9 +209,9 @@ V calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_b
 }
 
 // PAT (NCCL 2.23 and later; src/device/prims_simple.h, the Bruck-style parallel aggregated trees):
-// all-gather and reduce-scatter over one rank per node (tuning.cc, ncclPatEnable: nNodes ==
-// nRanks), Simple protocol only: latency ⌊log₂ N⌋/3.5 network steps + 2.8 µs × n, at 0.75 of
-// the busbw.
+// all-gather (and summing reduce-scatter, not used here: nccl_calls_time) over one rank per node
+// (tuning.cc, ncclPatEnable: nNodes == nRanks), Simple protocol only: latency ⌊log₂ N⌋/3.5 network
+// steps + 2.8 µs × n, at 0.75 of the busbw.
 template <typename V>
 V pat_calls_time(const PlanInput& in, CollKind k, const Group& g, const V& message_bytes,
                  const V& calls) {
@@ -240,25 +248,32 @@ struct TimedCall {
 // The algorithm NCCL's tuner picks for a call (parallel.allreduce = "auto", NCCL's default): of
 // the algorithms its tuning model allows for the collective and the group (tuning.cc), the one
 // it times fastest; here the model's own α and busbw stand in for NCCL's constants. An
-// all-reduce across nodes runs as a ring or a tree (2(r − 1) NVLink steps and 2⌈log₂ N⌉ network
-// steps instead of the ring's 2(n − 1), at 0.92 of the busbw), an all-gather or reduce-scatter
-// over one rank per node as a ring or PAT; everything else, and every call inside an NVLink
-// domain, as a ring; so does every call where the network latency is measured (above). "ring"
-// keeps rings (NCCL_ALGO=ring); "tree" has made the data-parallel
-// all-reduce a tree_all_reduce already.
+// all-reduce across nodes runs as a ring or a tree (2(r − 1) NVLink steps and 2⌊log₂ N⌋ network
+// steps instead of the ring's 2(n − 1), at 0.92 of the busbw and NCCL's correction by size), an
+// all-gather over one rank per node (its stride a whole NVLink domain or more) as a ring or PAT.
+// A reduce-scatter stays a ring: NCCL runs PAT only for a summing reduction (enqueue.cc skips it
+// for PreMulSum and SumPostDiv, which averaging reductions become, and the stacks differ in which
+// they use), so the planner errs long there. Send/recv and all-to-all are point-to-point, outside
+// the tuner; every other call, every call inside an NVLink domain, every call on a link without a
+// bandwidth, and every call where the network latency is measured (above) is a ring. Not
+// modelled: NVLS-tree across nodes and the ring's Simple-protocol "plateau" (latency × 1.4).
+// "ring" keeps rings (NCCL_ALGO=ring); "tree" has made the data-parallel all-reduce a
+// tree_all_reduce already.
 template <typename V>
 TimedCall<V> nccl_calls_time(const PlanInput& in, CollKind k, const Group& g,
                              const V& message_bytes, const V& calls) {
-  const Algo own = k == CollKind::tree_all_reduce ? Algo::tree : Algo::ring;
+  const Algo own = k == CollKind::tree_all_reduce                          ? Algo::tree
+                   : k == CollKind::send_recv || k == CollKind::all_to_all ? Algo::p2p
+                                                                           : Algo::ring;
   const V first = calls_time(in, k, g, message_bytes, calls);
   if (in.parallel.nccl_algo != NcclAlgo::tuner || !g.link.inter_node || g.nodes() < 2 ||
-      measured_network_latency(in))
+      g.link.bandwidth_of(k) <= 0 || measured_network_latency(in))
     return {k, own, first};
   if (k == CollKind::all_reduce) {
     const V tree = calls_time(in, CollKind::tree_all_reduce, g, message_bytes, calls);
     if (tree.value() < first.value()) return {CollKind::tree_all_reduce, Algo::tree, tree};
-  } else if ((k == CollKind::all_gather || k == CollKind::reduce_scatter) &&
-             g.ranks_per_node == 1) {
+  } else if (k == CollKind::all_gather && g.ranks_per_node == 1 &&
+             g.stride >= in.cluster.domain()) {
     const V pat = pat_calls_time(in, k, g, message_bytes, calls);
     if (pat.value() < first.value()) return {k, Algo::pat, pat};
   }

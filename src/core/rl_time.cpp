@@ -144,7 +144,9 @@ void add_step_time(const Shared& s, const PlanResult& pm, RlResult& r) {
     // small messages: one latency step); a group across nodes falls back to NCCL
     // (cuda_communicator.py: the custom all-reduce needs every rank in one node), whose tuner
     // picks the faster of ring and tree (src/graph/tuning.cc), over NVLink inside an NVLink
-    // domain of several trays (cluster.nvlink_domain) and over the network beyond it.
+    // domain of several trays (cluster.nvlink_domain) and over the network beyond it. Unlike the
+    // plan's collectives (nccl_calls_time) a tree counts inside a domain too: its 2⌈log₂ n⌉
+    // steps stand in for NCCL's NVLS and low-latency paths over NVLink (docs/rl.md).
     const bool engine_across_nodes = rl.rollout_tp > c.gpus_per_node;
     Group engine_tp;
     engine_tp.name = "rollout_tp";

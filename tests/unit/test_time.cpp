@@ -308,10 +308,19 @@ TEST_CASE("NCCL's tuner: trees for all-reduces across many nodes, PAT for one ra
   const LineItem& dp_ring = item(ring.communication, "comm.dp");
   CHECK(dp_ring.collectives[0].algorithm == "ring");
   // Per bucket: ring 9.69 ms of latency + 0.131 ms of transfer at 400 GB/s (8 NICs of 50 GB/s);
-  // tree 0.352 ms + 0.131/0.92 ms.
+  // tree 0.352 ms + 0.131 ms / (0.92 × 0.7): NCCL's tree efficiency and its correction at 25 MiB.
   const double buckets = dp.collectives[0].calls_per_step;
   CHECK(*dp_ring.time_s / buckets == Approx(9.688e-3 + 0.1309e-3).epsilon(0.01));
-  CHECK(*dp.time_s / buckets == Approx(0.352e-3 + 0.1309e-3 / 0.92).epsilon(0.01));
+  CHECK(*dp.time_s / buckets == Approx(0.352e-3 + 0.1309e-3 / (0.92 * 0.7)).epsilon(0.01));
+  CHECK(tree_correction(26.2e6) == 0.7);
+  CHECK(tree_correction(1e12) == 1);
+  CHECK(tree_correction(8) == 1);
+  // A tree over 48 nodes climbs 2⌊log₂ 48⌋ = 10 network steps (NCCL's log2i), not 12.
+  Group g48 = group_of(tuned.input, "dp", 8);
+  g48.size = 48 * 8;
+  g48.ranks_per_node = 8;
+  CHECK(latency_steps(CollKind::tree_all_reduce, g48).inter == 10);
+  CHECK(latency_steps(CollKind::tree_all_reduce, g48).intra == 14);
   // The same bytes either way (the busbw convention), and the step is shorter.
   CHECK(dp.value == dp_ring.value);
   CHECK(item(tuned.time, "time.step").value < item(ring.time, "time.step").value);
@@ -321,8 +330,9 @@ TEST_CASE("NCCL's tuner: trees for all-reduces across many nodes, PAT for one ra
 
   // FSDP of Llama 3.1 8B behind tp 8 on 64 nodes: each dp group has one rank per node, and a
   // layer's all-gather (60.8 MB over 64 shards, 59.9 MB sent) is cheaper as PAT (⌊log₂ 64⌋/3.5
-  // network steps of 20 µs + 64 × 2.8 µs, at 0.75 of the NIC's 50 GB/s: 0.208 + 1.597 ms) than as
-  // a ring of 63 network steps (1.26 + 1.198 ms); its gradients' reduce-scatter too.
+  // network steps of 20 µs + 64 × 2.8 µs, at 0.75 of the NIC's 50 GB/s: 0.213 + 1.597 ms) than as
+  // a ring of 63 network steps (1.26 + 1.198 ms). Its gradients' reduce-scatter stays a ring
+  // (1.26 + 2.396 ms): NCCL runs PAT only for a summing reduction.
   const std::string fsdp =
       "[model]\npreset = \"llama-3.1-8b\"\n[training]\nframework = \"pytorch\"\n"
       "seq_len = 4096\nglobal_batch = 64\nrecompute = \"full\"\n[parallel]\ntp = 8\n"
@@ -335,18 +345,36 @@ TEST_CASE("NCCL's tuner: trees for all-reduces across many nodes, PAT for one ra
     CHECK(c.group_size == 64);
     if (c.algorithm == "pat") {
       any_pat = true;
-      CHECK(c.collective.find("(PAT)") != std::string::npos);
+      CHECK(c.collective == "all-gather (PAT)");
+    } else {
+      CHECK(c.collective == "reduce-scatter");
+      CHECK(c.algorithm == "ring");
     }
   }
   CHECK(any_pat);
-  // 33 units, each gathered twice and reduced once: 33 × (2 × 1.805 + 3.403) ms.
-  CHECK(*gathers.time_s == Approx(33 * (2 * 1.8054e-3 + 3.4028e-3)).epsilon(0.01));
+  // 33 units, each gathered twice and reduced once: 33 × (2 × 1.811 + 3.656) ms.
+  CHECK(*gathers.time_s == Approx(33 * (2 * 1.8108e-3 + 3.6563e-3)).epsilon(0.01));
+  // tp's all-reduces inside the node stay rings; pp's sends are point-to-point.
+  for (const Collective& c : item(pat.communication, "comm.tp").collectives)
+    CHECK(c.algorithm == "ring");
   CHECK(*gathers.time_s < *item(rings.communication, "comm.dp").time_s);
   for (const Collective& c : item(rings.communication, "comm.dp").collectives)
     CHECK(c.algorithm == "ring");
   // The tuner never picks a slower algorithm: no dimension's traffic takes longer than rings'.
   for (const LineItem& i : pat.communication)
     if (i.time_s) CHECK(*i.time_s <= *item(rings.communication, i.id.c_str()).time_s * (1 + 1e-12));
+  // Pipeline sends are point-to-point, outside the tuner.
+  const PlanResult piped = test::plan_text(k_70b);
+  for (const Collective& c : item(piped.communication, "comm.pp").collectives)
+    CHECK(c.algorithm == "p2p");
+  // Without a network bandwidth the time is unknown: no algorithm is picked on latency alone.
+  const PlanResult no_bw = test::plan_text(
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nframework = \"pytorch\"\n"
+      "seq_len = 4096\nglobal_batch = 512\n[parallel]\nzero = 0\n[cluster]\n"
+      "gpu_memory = \"80 GiB\"\npeak_flops = { bf16 = \"989 TFLOP/s\" }\n"
+      "memory_bandwidth = \"3 TB/s\"\nintra_node_bandwidth = \"400 GB/s\"\nnodes = 64\n");
+  CHECK_FALSE(item(no_bw.communication, "comm.dp").time_s);
+  CHECK(item(no_bw.communication, "comm.dp").collectives[0].algorithm == "ring");
   // The mode is echoed.
   CHECK(pat.input.parallel.nccl_algo == NcclAlgo::tuner);
 }
