@@ -113,6 +113,10 @@ struct TrainingSpec {
   bool use_cache = false;
   // The loop holds the model's output object through backward (its logits, and the cache).
   bool keep_outputs = false;
+  // recompute = op: the save list keeps the attention kernel's output and log-sum-exp (false:
+  // the kernel is not on the list and runs again in backward; torchtitan on Blackwell between
+  // 3b85aa31f and b39377f9f, whose list named the flash and efficient kernels, not cuDNN's).
+  bool op_saves_attention = true;
   // Element-wise chains run as fused kernels that read their inputs and write their outputs
   // once: torch.compile, or Megatron-LM with Transformer Engine (norms fused into the next
   // GEMM's input, fused bias-activation, RoPE and softmax kernels).
@@ -151,6 +155,11 @@ struct ParallelSpec {
   // FSDP2 fully_shard(reshard_after_forward): false keeps every unit gathered from its forward
   // to its backward (no second all-gather; torchtitan's default under pipeline parallelism).
   bool reshard_after_forward = true;
+  // FSDP2's units at the model's ends: "split" (torchtitan since 83e694105, 2025-07-28,
+  // apply_fsdp): the token embedding is a unit resharded after its forward and the final norm
+  // with the LM head a unit that stays gathered through its backward; "model": all three sit in
+  // the root unit, gathered from the first forward to the end of backward.
+  bool fsdp_split_root = false;
   // PyTorch's pipelining: the schedule keeps every micro-batch's stage output to the end of the
   // step to return them (step(return_outputs=True), its default); false: only the one in use.
   bool keep_stage_outputs = true;

@@ -175,6 +175,7 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
   t.expandable_segments = in.boolean("training.expandable_segments");
   t.use_cache = in.boolean("training.use_cache");
   t.keep_outputs = in.boolean("training.keep_outputs");
+  t.op_saves_attention = in.boolean("training.op_saves_attention");
   t.fused_swiglu = t.framework == Framework::megatron || t.compile;
   // Megatron-LM with Transformer Engine: te.LayerNormLinear applies the norm inside the GEMM's
   // input cast, bias_swiglu_impl / bias_gelu_impl, fused_apply_rotary_pos_emb and the fused
@@ -297,6 +298,14 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
       !default_reshard_after_forward(framework, p.zero, p.pp)) {
     p.reshard_after_forward = false;
     record(r, "parallel.reshard_after_forward", false, "false");
+  }
+  // torchtitan shards the embedding and the final norm with the head as units of their own
+  // (apply_fsdp since 83e694105); FSDP1 and DeepSpeed keep them in the root.
+  if (in.has("parallel.fsdp_root")) {
+    p.fsdp_split_root = in.text("parallel.fsdp_root") == "split";
+  } else {
+    p.fsdp_split_root = framework == Framework::pytorch;
+    record_text(r, "parallel.fsdp_root", p.fsdp_split_root ? "split" : "model");
   }
   p.keep_stage_outputs = in.boolean("parallel.keep_stage_outputs");
   p.fp8_all_gather = in.boolean("parallel.fp8_all_gather");

@@ -150,11 +150,12 @@ void attention_tensors(const PlanInput& in, Tensors& out) {
   } else {
     // Flash attention keeps no s² tensor, only a per-row log-sum-exp (fp32).
     SavedTensor lse = tensor("logsumexp", T * a, k_fp32, Split::tp);
-    lse.op_saved = true;
+    lse.op_saved = in.training.op_saves_attention;
     out.push_back(lse);
   }
   SavedTensor ctx = tensor("attn_out", T * a * v_head_dim(m), ab, Split::tp);
-  ctx.op_saved = true;
+  // The op policy keeps the attention kernel's outputs when its save list names the kernel.
+  ctx.op_saved = in.training.attention == Attention::eager || in.training.op_saves_attention;
   // Eager attention's context is only the o projection's input; flash keeps it as its output.
   if (in.training.attention == Attention::eager) ctx.weight_input_of = target_bit(LoraTarget::o);
   out.push_back(ctx);

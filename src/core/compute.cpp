@@ -265,6 +265,11 @@ StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
     case Recompute::op:
       s.recompute = ckpt * lf.op_recomputed;
       s.recompute_gemm = s.recompute;
+      // An attention kernel the save list does not name runs its forward again.
+      if (!in.training.op_saves_attention && in.training.attention != Attention::eager) {
+        s.recompute += ckpt * lf.attention;
+        s.recompute_core = ckpt * lf.attention;
+      }
       break;
     case Recompute::full:
       s.recompute = ckpt * (lf.matmul + lf.attention + adapters);
@@ -296,6 +301,7 @@ StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
           break;
         case Recompute::op:
           recomputed = 3;  // the saved-list policy's GEMMs (k, o, up or fc2)
+          if (!t.op_saves_attention && t.attention != Attention::eager) recomputed += 1;
           break;
         case Recompute::full:
           recomputed = k.forward;

@@ -41,13 +41,19 @@ void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, P
   }
   // Only trainable parameters get gradients: a LoRA layer's adapters, not its frozen base.
   const double unit_grads = in.training.finetune == Finetune::full ? unit : layer.adapters;
-  const double root = stage_params(in, 0, place.first, place.last).total();
-  const V b = V::term("param_bytes", bytes, "B/param");
   // The root (embeddings, LM head) stays in 16 bits: FP8 recipes leave the output layer out.
+  // Split ends (torchtitan's apply_fsdp): the embedding's unit reshards after its forward and
+  // is gathered again only when backward reaches it, after the layers; the head's unit stays
+  // gathered through its backward. Tied embeddings share one unit.
+  const bool split =
+      in.parallel.fsdp_split_root && !in.model.tied_embeddings && in.parallel.reshard_after_forward;
+  const double root = stage_params(in, 0, place.first && !split, place.last).total();
+  const V b = V::term("param_bytes", bytes, "B/param");
   if (root > 0)
-    parts.add(V::term("param_bytes", param_bytes(in.training), "B/param") *
-                  V::term("root_params", root, "root params"),
-              "gathered root unit");
+    parts.add(
+        V::term("param_bytes", param_bytes(in.training), "B/param") *
+            V::term("root_params", root, split ? "final norm and head params" : "root params"),
+        split ? "gathered final norm and LM head unit" : "gathered root unit");
   if (place.layers > 0 && in.training.framework == Framework::deepspeed) {
     // DeepSpeed ZeRO-3 keeps a gathered parameter while it is reused within
     // stage3_max_reuse_distance and holds up to stage3_max_live_parameters (both 1e9

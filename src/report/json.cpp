@@ -153,6 +153,7 @@ json training_json(const PlanInput& in) {
   j["expandable_segments"] = t.expandable_segments;
   j["use_cache"] = t.use_cache;
   j["keep_outputs"] = t.keep_outputs;
+  j["op_saves_attention"] = t.op_saves_attention;
   j["optimizer"] = std::string(to_string(t.optimizer));
   j["optimizer_dtype"] = std::string(to_string(t.optimizer_dtype));
   j["optimizer_impl"] = std::string(to_string(t.optimizer_impl));
@@ -199,6 +200,7 @@ json parallel_json(const ParallelSpec& p) {
   j["zero3_max_live_parameters"] = p.zero3_live_params;
   j["zero3_prefetch_bucket_size"] = p.zero3_prefetch;
   j["gradient_as_bucket_view"] = p.gradient_as_bucket_view;
+  j["fsdp_root"] = p.fsdp_split_root ? "split" : "model";
   j["reshard_after_forward"] = p.reshard_after_forward;
   j["keep_stage_outputs"] = p.keep_stage_outputs;
   j["limit_all_gathers"] = p.limit_all_gathers;

@@ -303,8 +303,12 @@ def run(p, layers, args, device):
                 store = os.path.join(tempfile.mkdtemp(prefix="replica-"), "store")
                 dist.init_process_group("nccl", init_method="file://" + store, rank=0, world_size=1)
             mp = MixedPrecisionPolicy(param_dtype=compute, reduce_dtype=torch.float32)
+            if p["fsdp_split_root"]:  # torchtitan's apply_fsdp: the ends as units of their own
+                fully_shard(model.embed, mp_policy=mp)
             for layer in model.layers:
                 fully_shard(layer, mp_policy=mp)
+            if p["fsdp_split_root"]:
+                fully_shard([model.norm, model.head], mp_policy=mp, reshard_after_forward=False)
             fully_shard(model, mp_policy=mp)
         except (ImportError, RuntimeError) as e:
             print(f"replica: FSDP2 unavailable ({e}); running unsharded", file=sys.stderr)
@@ -450,6 +454,9 @@ std::string replica_script(const PlanInput& in, const std::vector<int>& layers) 
   p["optimizer_impl"] = std::string(to_string(t.optimizer_impl));
   p["eager_norm"] = t.eager_norm;
   p["fsdp"] = in.parallel.zero >= 3;
+  // As the planner counts it (temporaries.cpp fsdp_gathers): tied embeddings stay in the root.
+  p["fsdp_split_root"] =
+      in.parallel.fsdp_split_root && !in.model.tied_embeddings && in.parallel.reshard_after_forward;
   p["replica_layers"] = layers;
   // dump() escapes every control character and non-ASCII byte: the JSON sits in a raw Python
   // string, which only a triple quote could end, and JSON never holds three quotes unescaped.

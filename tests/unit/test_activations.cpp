@@ -105,6 +105,12 @@ TEST_CASE("SwiGLU and GQA follow from the same list (Llama-3.1-8B)", "[activatio
   CHECK(layer_bytes(in, Recompute::none) == expected);
   // torchtitan's op policy: input, q, v, SDPA output (+lse), w1 and w2 outputs.
   CHECK(layer_bytes(in, Recompute::op) == 2 * T * h * 4 + 2 * T * kv + 4 * T * a + 2 * T * f);
+  // An attention kernel the save list does not name (torchtitan's cuDNN attention on Blackwell
+  // before b39377f9f): its output and log-sum-exp go, the rest of the list stays.
+  PlanInput cudnn = in;
+  cudnn.training.op_saves_attention = false;
+  CHECK(layer_bytes(cudnn, Recompute::op) == 2 * T * h * 3 + 2 * T * kv + 2 * T * f);
+  CHECK(layer_bytes(cudnn, Recompute::none) == expected);
 }
 
 TEST_CASE("context parallelism divides the sequence per rank", "[activations]") {

@@ -130,7 +130,9 @@ TEST_CASE("DeepSpeed ZeRO-3 keeps up to 1e9 gathered parameters and one reduce b
   // against FSDP's two layers, plus a 1 GB bucket against one layer's fp32 gradients.
   const double layer = 202383360;
   const double fsdp_gathers = 2 * 2 * layer + 4 * layer;
-  const double ds_gathers = 2 * 1e9 + 2 * 5e7 + 2 * 5e8;
+  // DeepSpeed also keeps the embedding gathered (its root), which torchtitan's FSDP units
+  // reshard after forward: 32,000 × 4,096 in bf16.
+  const double ds_gathers = 2 * 1e9 + 2 * 5e7 + 2 * 5e8 + 2.0 * 32000 * 4096;
   const double diff = test::phase_value(ds, "temporaries", 0, Phase::backward) -
                       test::phase_value(fsdp, "temporaries", 0, Phase::backward);
   CHECK(diff == Approx(ds_gathers - fsdp_gathers).epsilon(1e-6));
@@ -263,4 +265,65 @@ TEST_CASE("Megatron-LM's attention is Transformer Engine's fused kernel: the pre
                    plan, {"training.framework=\"megatron\"", "cluster.attention_efficiency=0.3"})
                    .time,
                ItemId::time_step));
+}
+
+TEST_CASE("torchtitan's FSDP units: the embedding reshards after forward, the head stays",
+          "[frameworks]") {
+  // torchtitan's apply_fsdp (since 83e694105): fully_shard(tok_embeddings), each layer,
+  // fully_shard([norm, output], reshard_after_forward=False), then the model. Backward holds
+  // the head's unit, not the embedding's: Llama 3.1 8B's 128,256 × 4,096 embedding in bf16.
+  const std::string fsdp =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 1024\n[parallel]\nzero = 3\n"
+      "[cluster]\ngpu = \"h100-sxm5-80gb\"\ngpus_per_node = 8\n";
+  const PlanResult split = test::plan_text(fsdp);
+  CHECK(split.input.parallel.fsdp_split_root);
+  CHECK(split.input.provenance.of("parallel.fsdp_root") == Source::derived);
+  const PlanResult root = test::plan_text(fsdp, {"parallel.fsdp_root=\"model\""});
+  CHECK_FALSE(root.input.parallel.fsdp_split_root);
+  const double embedding = 2.0 * 128256 * 4096;
+  for (Phase phase : {Phase::forward, Phase::backward})
+    CHECK(test::phase_value(root, "temporaries", 0, phase) -
+              test::phase_value(split, "temporaries", 0, phase) ==
+          Approx(embedding));
+  // The other stacks keep the ends in the root (FSDP1's auto-wrap, DeepSpeed's ZeRO-3).
+  CHECK_FALSE(test::plan_text(fsdp, {"training.framework=\"hf\""}).input.parallel.fsdp_split_root);
+  CHECK_FALSE(
+      test::plan_text(fsdp, {"training.framework=\"deepspeed\""}).input.parallel.fsdp_split_root);
+  // Tied embeddings are one unit (Llama 3.2 1B): nothing to split.
+  const std::string tied =
+      "[model]\npreset = \"llama-3.2-1b\"\n[training]\nseq_len = 1024\n[parallel]\nzero = 3\n"
+      "[cluster]\ngpu = \"h100-sxm5-80gb\"\ngpus_per_node = 8\n";
+  CHECK(test::phase_value(test::plan_text(tied), "temporaries", 0, Phase::backward) ==
+        test::phase_value(test::plan_text(tied, {"parallel.fsdp_root=\"model\""}), "temporaries", 0,
+                          Phase::backward));
+  // Without resharding after forward (pipelining) the embedding's unit stays gathered too.
+  const PlanResult kept = test::plan_text(fsdp, {"parallel.reshard_after_forward=false"});
+  const PlanResult kept_root = test::plan_text(
+      fsdp, {"parallel.reshard_after_forward=false", "parallel.fsdp_root=\"model\""});
+  CHECK(test::phase_value(kept, "temporaries", 0, Phase::backward) ==
+        test::phase_value(kept_root, "temporaries", 0, Phase::backward));
+}
+
+TEST_CASE("an attention kernel off the op save list runs again in backward", "[frameworks]") {
+  // torchtitan on B200 from 3b85aa31f to b39377f9f: cuDNN attention first, the save list names
+  // the flash and efficient kernels only. Its output and log-sum-exp are not kept; the
+  // recompute runs the attention's forward: half of 4·s²·h per layer, causal.
+  const std::string plan =
+      "[model]\npreset = \"llama-3.1-8b\"\n[training]\nseq_len = 8192\nrecompute = \"op\"\n"
+      "compile = true\n[parallel]\nzero = 3\n[cluster]\ngpu = \"b200-180gb\"\n"
+      "gpus_per_node = 8\n";
+  const PlanResult saved = test::plan_text(plan);
+  const PlanResult cudnn = test::plan_text(plan, {"training.op_saves_attention=false"});
+  const double layers = 32, T = 8192, h = 4096, a = 32;
+  CHECK(test::phase_value(saved, "activations", 0, Phase::backward) -
+            test::phase_value(cudnn, "activations", 0, Phase::backward) ==
+        Approx(layers * (2 * T * h + 4 * T * a)));
+  const LineItem* r = find_item(cudnn.time, ItemId::time_recompute);
+  REQUIRE(r);
+  double flash = -1;
+  for (const Term& t : r->terms)
+    if (t.key == "recompute_attention_flops") flash = t.value;
+  CHECK(flash == Approx(0.5 * layers * 4 * T * T * h));
+  CHECK(find_item(cudnn.time, ItemId::time_step)->value >
+        find_item(saved.time, ItemId::time_step)->value);
 }

@@ -72,7 +72,18 @@ TEST_CASE("calibrate replica: the plan's model in the script, the depths that se
   CHECK(p["seq_len"] == 4096);
   CHECK(p["micro_batch"] == 2);
   CHECK(p["recompute"] == "full");
-  CHECK(p["fsdp"] == true);  // FSDP2 on one rank where the plan shards
+  CHECK(p["fsdp"] == true);              // FSDP2 on one rank where the plan shards
+  CHECK(p["fsdp_split_root"] == false);  // Llama 3.2 1B ties its embeddings: one unit
+  // An untied model is wrapped as the plan counts it: torchtitan's units at the ends.
+  const PlanInput untied =
+      test::load_text(
+          "[model]\npreset = \"llama-3.1-8b\"\n[parallel]\nzero = 3\n[cluster]\n"
+          "gpu = \"h100-sxm5-80gb\"\ngpus_per_node = 8\n")
+          .input;
+  const std::string untied_script = report::replica_script(untied, {2, 3});
+  CHECK(embedded(untied_script)["fsdp_split_root"] == true);
+  CHECK(untied_script.find("fully_shard([model.norm, model.head], mp_policy=mp, "
+                           "reshard_after_forward=False)") != std::string::npos);
   CHECK(p["replica_layers"] == nlohmann::json({2, 3}));
   // DeepSeek-V3: three dense layers first, so the depths hold MoE layers past them.
   const PlanInput ds =
