@@ -226,17 +226,19 @@ TEST_CASE("throughput against Megatron-Bridge's dense Blackwell rows and torchao
       test::read_file(test::source_path("tests/reference/time-blackwell/cases.json")));
   nlohmann::json mb = nlohmann::json::array();
   std::vector<std::string> systems, precisions, runs;
-  std::map<std::string, double> torchao_measured, torchao_predicted;
+  // Speed-ups over bf16 by source: torchao's table and torchtitan's async-TP benchmark.
+  std::map<std::string, std::map<std::string, double>> pair_measured, pair_predicted;
   for (const auto& c : all) {
     REQUIRE(!c["source"].get<std::string>().empty());
     const std::string plan = "time-blackwell/" + c["plan"].get<std::string>();
-    if (c["release"] == "torchao") {
+    if (c["release"] == "torchao" || c["release"] == "torchtitan") {
       const PlanResult p = test::plan_checked(
           config::load_plan_file(test::source_path("tests/reference/" + plan), {}).input);
       const std::string key =
           c["system"].get<std::string>() + " " + c["precision"].get<std::string>();
-      torchao_measured[key] = c["measured_tokens_per_s_per_gpu"];
-      torchao_predicted[key] = find_item(p.time, ItemId::throughput_tokens_per_s_per_gpu)->value;
+      pair_measured[c["release"]][key] = c["measured_tokens_per_s_per_gpu"];
+      pair_predicted[c["release"]][key] =
+          find_item(p.time, ItemId::throughput_tokens_per_s_per_gpu)->value;
       continue;
     }
     mb.push_back({{"plan", plan},
@@ -309,19 +311,21 @@ TEST_CASE("throughput against Megatron-Bridge's dense Blackwell rows and torchao
     mb_ratios += fmt::format("{} over FP8-CS: {} pairs, median ratio error {:+.1f} %\n", precision,
                              v.size(), 100 * median(v));
   WARN("Megatron-Bridge ratios" << mb_ratios);
-  // torchao's speed-ups over bf16, measured and planned.
-  std::string ratios = "\n| GPU, recipe | measured / bf16 | planned / bf16 |\n|---|---:|---:|\n";
-  std::map<std::string, double> ratio_error;
-  for (const auto& [key, measured] : torchao_measured) {
-    const std::string gpu = key.substr(0, key.find(" ("));
-    const std::string base = key.substr(0, key.rfind(' ')) + " BF16";
-    if (key == base || !torchao_measured.count(base)) continue;
-    const double m = measured / torchao_measured[base];
-    const double p = torchao_predicted[key] / torchao_predicted[base];
-    ratio_error[key] = p / m - 1;
-    ratios += fmt::format("| {} | {:.3f} | {:.3f} |\n", key, m, p);
+  // The speed-ups over bf16 of each source, measured and planned.
+  std::map<std::string, std::map<std::string, double>> ratio_errors;
+  for (const auto& [release, measured_by_key] : pair_measured) {
+    std::string ratios = "\n| GPU, recipe | measured / bf16 | planned / bf16 |\n|---|---:|---:|\n";
+    for (const auto& [key, measured] : measured_by_key) {
+      const std::string base = key.substr(0, key.rfind(' ')) + " BF16";
+      if (key == base || !measured_by_key.count(base)) continue;
+      const double m = measured / measured_by_key.at(base);
+      const double p = pair_predicted[release][key] / pair_predicted[release][base];
+      ratio_errors[release][key] = p / m - 1;
+      ratios += fmt::format("| {} | {:.3f} | {:.3f} |\n", key, m, p);
+    }
+    WARN(release << " ratios" << ratios);
   }
-  WARN("torchao ratios" << ratios);
+  const std::map<std::string, double>& ratio_error = ratio_errors["torchao"];
   REQUIRE(ratio_error.size() == 5);
   // The goals of the Blackwell recipes: tokens/s per GPU of B200 and GB200 in FP8 current
   // scaling and MXFP8 within 15 % at the median, signed within ±7 % (7.2 %, +4.3 % over 36
@@ -343,4 +347,25 @@ TEST_CASE("throughput against Megatron-Bridge's dense Blackwell rows and torchao
     CHECK(error > 0);
     CHECK(error <= 0.35);
   }
+  // torchtitan's async-TP benchmark (Llama 3 70B on 256 and 8B on 64 Grand Teton H100s, tp 8,
+  // vanilla and async TP): tensorwise's gain within 10 % of the published one at the median
+  // (+5.4 % to +19.2 %, median +9.3 %). Rowwise under TP ran slower than bf16 (0.81-1.00:
+  // torchtitan issue #1207, a bug of that release, and PyTorch's row-wise _scaled_mm, slower
+  // than the tensor-wise one, pytorch/pytorch#147971), which no plan key expresses: planned
+  // 1.25-1.53, held there.
+  const std::map<std::string, double>& titan = ratio_errors["torchtitan"];
+  REQUIRE(titan.size() == 8);
+  std::vector<double> tensorwise;
+  for (const auto& [key, error] : titan) {
+    INFO(key);
+    if (key.find("FP8-tensorwise") != std::string::npos) {
+      tensorwise.push_back(error);
+      CHECK(std::fabs(error) <= 0.25);
+    } else {
+      CHECK(error > 0.3);
+      CHECK(error <= 0.7);
+    }
+  }
+  REQUIRE(tensorwise.size() == 4);
+  CHECK(std::fabs(median(tensorwise)) <= 0.10);
 }
