@@ -490,6 +490,10 @@ constexpr std::array<DType, 5> all_values(DType) {
 // keeps every unit gathered from forward to backward (reshard_after_forward = not pp).
 GradSync default_grad_sync(Framework f, int zero, int pp);
 bool default_reshard_after_forward(Framework f, int zero, int pp);
+// FSDP2 with the model's ends as units of their own (parallel.fsdp_root = "split", torchtitan's
+// apply_fsdp): the embedding's unit leaves the peaks only when it is not tied to the head and
+// units are resharded after forward. The ledger and the replica script both follow it.
+bool fsdp_splits_ends(const PlanInput& in);
 // The allocator's reserve over allocated memory as a share of the dynamic memory
 // (docs/formulas.md#overheads): PyTorch's caching allocator as it comes, or with
 // expandable segments.

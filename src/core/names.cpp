@@ -350,6 +350,11 @@ bool default_reshard_after_forward(Framework f, int zero, int pp) {
   return !fsdp_pipeline(f, zero, pp);
 }
 
+bool fsdp_splits_ends(const PlanInput& in) {
+  return in.parallel.fsdp_split_root && !in.model.tied_embeddings &&
+         in.parallel.reshard_after_forward;
+}
+
 double default_fragmentation(bool expandable_segments) {
   // 0.3 fit on the dev sources that ran without expandable segments, 0.1 on torchtitan's runs
   // with them (docs/formulas.md#overheads).

@@ -45,8 +45,7 @@ void fsdp_gathers(const PlanInput& in, const StagePlace& place, bool backward, P
   // Split ends (torchtitan's apply_fsdp): the embedding's unit reshards after its forward and
   // is gathered again only when backward reaches it, after the layers; the head's unit stays
   // gathered through its backward. Tied embeddings share one unit.
-  const bool split =
-      in.parallel.fsdp_split_root && !in.model.tied_embeddings && in.parallel.reshard_after_forward;
+  const bool split = fsdp_splits_ends(in);
   const double root = stage_params(in, 0, place.first && !split, place.last).total();
   const V b = V::term("param_bytes", bytes, "B/param");
   if (root > 0)

@@ -454,9 +454,7 @@ std::string replica_script(const PlanInput& in, const std::vector<int>& layers) 
   p["optimizer_impl"] = std::string(to_string(t.optimizer_impl));
   p["eager_norm"] = t.eager_norm;
   p["fsdp"] = in.parallel.zero >= 3;
-  // As the planner counts it (temporaries.cpp fsdp_gathers): tied embeddings stay in the root.
-  p["fsdp_split_root"] =
-      in.parallel.fsdp_split_root && !in.model.tied_embeddings && in.parallel.reshard_after_forward;
+  p["fsdp_split_root"] = fsdp_splits_ends(in);  // as the ledger counts the gathered ends
   p["replica_layers"] = layers;
   // dump() escapes every control character and non-ASCII byte: the JSON sits in a raw Python
   // string, which only a triple quote could end, and JSON never holds three quotes unescaped.
