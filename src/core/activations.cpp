@@ -223,6 +223,7 @@ void mlp_tensors(const PlanInput& in, bool moe_layer, Tensors& out) {
     SavedTensor mlp_out = tensor("mlp_out", T * h, ab, Split::seq);
     mlp_out.op_saved = true;
     mlp_out.op_only = true;
+    mlp_out.backward_reads = false;  // it feeds the residual add, whose backward reads nothing
     out.push_back(mlp_out);
   }
   if (in.training.dropout > 0) out.push_back(tensor("mlp_dropout_mask", T * h, k_mask, Split::seq));
@@ -247,14 +248,19 @@ void drop_frozen_inputs(const PlanInput& in, Tensors& tensors) {
   tensors.resize_down(kept_count);
 }
 
-bool kept(const SavedTensor& t, Recompute mode) {
+// Under torch.compile the op policy's tags (torch/utils/checkpoint.py
+// _CachingTorchDispatchMode: node.meta["recompute"]) only steer the min-cut partitioner
+// (torch/_functorch/partitioners.py: MUST_SAVE bans a node's recomputation), which saves the
+// forward values the backward graph reads and nothing else; eager selective AC stores every
+// MUST_SAVE output in its cache whether or not the backward reads it.
+bool kept(const SavedTensor& t, Recompute mode, bool compiled) {
   switch (mode) {
     case Recompute::none:
       return !t.op_only;
     case Recompute::selective:
       return !t.op_only && !t.core_attention;
     case Recompute::op:
-      return t.op_saved;
+      return t.op_saved && (t.backward_reads || !compiled);
     case Recompute::full:
       return t.layer_input;
   }
@@ -322,7 +328,15 @@ double tensor_bytes(const PlanInput& in, const SavedTensor& t) {
 double layer_bytes(const PlanInput& in, const Tensors& layer, Recompute mode) {
   double sum = 0;
   for (const SavedTensor& t : layer)
-    if (kept(t, mode)) sum += tensor_bytes(in, t);
+    if (kept(t, mode, in.training.compile)) sum += tensor_bytes(in, t);
+  return sum;
+}
+
+double recomputed_bytes(const PlanInput& in, const Tensors& layer, Recompute mode) {
+  double sum = 0;
+  for (const SavedTensor& t : layer)
+    if (kept(t, Recompute::none, false) && !kept(t, mode, in.training.compile))
+      sum += tensor_bytes(in, t);
   return sum;
 }
 
@@ -356,7 +370,7 @@ template <typename V>
 V layer_bytes_expr(const PlanInput& in, const Tensors& layer, Recompute mode) {
   Tensors kept_tensors;
   for (const SavedTensor& t : layer)
-    if (kept(t, mode)) kept_tensors.push_back(t);
+    if (kept(t, mode, in.training.compile)) kept_tensors.push_back(t);
   return tensors_expr<V>(in, kept_tensors);
 }
 

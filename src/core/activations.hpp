@@ -29,9 +29,13 @@ struct SavedTensor {
   bool core_attention = false;  // recomputed by selective recompute (Korthikanti et al. §5)
   bool op_saved = false;        // kept by the op policy (torchtitan's selective "op" AC)
   bool op_only = false;         // exists only as a saved op output (not saved otherwise)
-  bool layer_input = false;     // kept by full recompute (the checkpoint's input)
-  bool kv = false;              // K or V: one replicated head per rank when tp > kv_heads
-  bool routed = false;  // MoE routed tokens: × the routing load (docs/formulas.md#moe-load)
+  // Read by the backward. Eager selective AC caches every output its policy saves; under
+  // torch.compile the partitioner saves only what the backward reads
+  // (docs/formulas.md#activations).
+  bool backward_reads = true;
+  bool layer_input = false;  // kept by full recompute (the checkpoint's input)
+  bool kv = false;           // K or V: one replicated head per rank when tp > kv_heads
+  bool routed = false;       // MoE routed tokens: × the routing load (docs/formulas.md#moe-load)
   // Matmul inputs kept only for a weight gradient: with LoRA the frozen base does not need
   // them, unless an adapter on that matmul reads the same tensor (lora_dropout = 0).
   TargetSet weight_input_of = 0;
@@ -70,6 +74,9 @@ double tensor_bytes(const PlanInput& in, const SavedTensor& t);
 // Bytes one layer keeps for one micro-batch under `mode`.
 double layer_bytes(const PlanInput& in, Recompute mode);
 double layer_bytes(const PlanInput& in, const Tensors& layer, Recompute mode);
+// Bytes of the tensors a layer saves without recompute that `mode` drops: what its
+// recomputed forward produces again (a tensor only `mode` keeps is not among them).
+double recomputed_bytes(const PlanInput& in, const Tensors& layer, Recompute mode);
 // The same as a formula whose terms are the kept tensors (V = Expr or Num).
 template <typename V>
 V layer_bytes_expr(const PlanInput& in, Recompute mode);

@@ -248,9 +248,8 @@ StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
     const Tensors layer = layer_tensors(in);
     const double none_bytes = layer_bytes(in, layer, Recompute::none);
     if (none_bytes > 0)
-      s.recompute_elementwise_bytes = ckpt * traffic.forward *
-                                      (none_bytes - layer_bytes(in, layer, in.training.recompute)) /
-                                      none_bytes;
+      s.recompute_elementwise_bytes =
+          ckpt * traffic.forward * recomputed_bytes(in, layer, in.training.recompute) / none_bytes;
   }
   switch (in.training.recompute) {
     case Recompute::none:

@@ -111,6 +111,20 @@ TEST_CASE("SwiGLU and GQA follow from the same list (Llama-3.1-8B)", "[activatio
   cudnn.training.op_saves_attention = false;
   CHECK(layer_bytes(cudnn, Recompute::op) == 2 * T * h * 3 + 2 * T * kv + 2 * T * f);
   CHECK(layer_bytes(cudnn, Recompute::none) == expected);
+  // What the op policy's recompute produces again: the tensors saved without recompute that
+  // it drops (mlp_out, which only the op policy saves, is not among them).
+  const Tensors layer = layer_tensors(in, false);
+  CHECK(recomputed_bytes(in, layer, Recompute::op) ==
+        expected - (2 * T * h * 3 + 2 * T * kv + 4 * T * a + 2 * T * f));
+  // Under torch.compile the partitioner saves only what the backward reads: the w2 output,
+  // which feeds only the residual add, is not saved (torch/_functorch/partitioners.py).
+  PlanInput compiled = in;
+  compiled.training.compile = true;
+  CHECK(layer_bytes(compiled, Recompute::op) == layer_bytes(in, Recompute::op) - 2 * T * h);
+  CHECK(recomputed_bytes(compiled, layer, Recompute::op) ==
+        recomputed_bytes(in, layer, Recompute::op));
+  CHECK(layer_bytes(compiled, Recompute::none) == expected);
+  CHECK(layer_bytes(compiled, Recompute::selective) == layer_bytes(in, Recompute::selective));
 }
 
 TEST_CASE("context parallelism divides the sequence per rank", "[activations]") {
