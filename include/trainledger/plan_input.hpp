@@ -160,6 +160,10 @@ struct ParallelSpec {
   // with the LM head a unit that stays gathered through its backward; "model": all three sit in
   // the root unit, gathered from the first forward to the end of backward.
   bool fsdp_split_root = false;
+  // PyTorch FSDP's implementation (parallel.fsdp_version): 2 = fully_shard (FSDP2), 1 =
+  // FullyShardedDataParallel's flat parameters (FSDP1); it decides the copies around the
+  // collectives (docs/formulas.md#fsdp-copies).
+  int fsdp_version = 2;
   // PyTorch's pipelining: the schedule keeps every micro-batch's stage output to the end of the
   // step to return them (step(return_outputs=True), its default); false: only the one in use.
   bool keep_stage_outputs = true;

@@ -307,6 +307,13 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
     p.fsdp_split_root = framework == Framework::pytorch;
     record_text(r, "parallel.fsdp_root", p.fsdp_split_root ? "split" : "model");
   }
+  // FSDP1 is Hugging Face Accelerate's default (fsdp_version 1); torchtitan runs FSDP2.
+  if (in.has("parallel.fsdp_version")) {
+    p.fsdp_version = static_cast<int>(in.integer("parallel.fsdp_version"));
+  } else {
+    p.fsdp_version = framework == Framework::hf ? 1 : 2;
+    record(r, "parallel.fsdp_version", std::int64_t{p.fsdp_version});
+  }
   p.keep_stage_outputs = in.boolean("parallel.keep_stage_outputs");
   p.fp8_all_gather = in.boolean("parallel.fp8_all_gather");
   p.fp8_param_gather = in.boolean("parallel.fp8_param_gather");

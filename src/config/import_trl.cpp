@@ -454,6 +454,15 @@ class Apply {
       auto first = [&](const char* flag_name, const char* config_key) -> const char* {
         return get(l, flag_name) ? flag_name : get(l, config_key) ? config_key : nullptr;
       };
+      // accelerate's FullyShardedDataParallelPlugin: fsdp_version 1 (FullyShardedDataParallel)
+      // unless the config says 2 (fully_shard).
+      if (const char* k = first("fsdp_version", "fsdp_config.fsdp_version")) {
+        const Arg* a = get(l, k);
+        if (a->value == "1" || a->value == "2")
+          put("parallel.fsdp_version", integer_value(a->value == "1" ? 1 : 2, a->at));
+        else
+          m_s.error(a->at, fmt::format("{}: expected 1 or 2", said(k, *a)));
+      }
       if (const char* k = first("fsdp_offload_params", "fsdp_config.fsdp_offload_params"))
         put("parallel.offload",
             string_value(flag(l, k).value_or(false) ? "optimizer+params" : "none", get(l, k)->at));

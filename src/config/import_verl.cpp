@@ -124,6 +124,7 @@ void import_verl(const std::string& text, Sink& s) {
   const Origin dflt{s.path(), 0, 0, "import"};
   s.put("training.framework", string_value("pytorch", dflt));
   s.put("parallel.zero", integer_value(3, dflt));
+  s.put("parallel.fsdp_version", integer_value(1, dflt));   // strategy fsdp: FSDP1
   s.put("training.recompute", string_value("full", dflt));  // enable_gradient_checkpointing
   s.put("rl.algorithm", string_value("ppo", dflt));         // adv_estimator gae
   s.put("rl.reference", boolean_value(false, dflt));        // no KL term
@@ -198,6 +199,8 @@ void import_verl(const std::string& text, Sink& s) {
       if (v == "fsdp" || v == "fsdp2") {
         s.put("training.framework", string_value("pytorch", o));
         s.put("parallel.zero", integer_value(3, o));
+        // verl's fsdp workers wrap in FullyShardedDataParallel, fsdp2 in fully_shard.
+        s.put("parallel.fsdp_version", integer_value(v == "fsdp" ? 1 : 2, o));
       } else if (v == "megatron") {
         // verl's Megatron actor uses the distributed optimizer (megatron.yaml).
         s.put("training.framework", string_value("megatron", o));

@@ -224,6 +224,38 @@ Pace pace(const PlanInput& in, const std::vector<int>& stage_layers, const Rates
   return p;
 }
 
+// PyTorch FSDP's copies around its collectives, per GPU per step (docs/formulas.md#fsdp-copies),
+// time on the compute stream's HBM. FSDP2 (torch/distributed/fsdp/_fully_shard/
+// _fsdp_collectives.py): foreach_all_gather_copy_out waits for the all-gather on the current
+// stream and copies the gathered buffer into each parameter's unsharded tensor
+// (split_with_sizes_copy): the all-gather's output read and written, 2·S per call;
+// foreach_reduce copies the unsharded 16-bit gradients into the reduce-scatter input in the
+// reduce dtype (foreach_reduce_scatter_copy_in, torch._chunk_cat). FSDP1
+// (torch/distributed/fsdp/_runtime_utils.py) gathers into its flat parameter without a copy;
+// _post_backward_hook casts the flat gradient to the reduce dtype where it differs and
+// _reduce_grad divides it in place before the reduce-scatter (_div_if_needed with the
+// predivide factor, above 1 from two ranks): 2·S per call.
+double fsdp_copy_bytes(const PlanInput& in, const CommDim& dp) {
+  if (in.parallel.zero != 3 || !dp.present) return 0;
+  if (in.training.framework != Framework::pytorch && in.training.framework != Framework::hf)
+    return 0;
+  const double grad = in.training.precision == DType::fp32 ? 4.0 : 2.0;
+  const double reduce = dtype_bytes(in.training.reduce_dtype);
+  const bool fsdp2 = in.parallel.fsdp_version == 2;
+  double bytes = 0;
+  for (int i = 0; i < dp.n_calls; ++i) {
+    const CollCall& c = dp.calls[static_cast<std::size_t>(i)];
+    const double s = c.message_bytes * c.calls_per_step;
+    if (c.kind == CollKind::all_gather && fsdp2) bytes += 2 * s;
+    if (c.kind != CollKind::reduce_scatter) continue;
+    if (fsdp2)
+      bytes += s * (grad + reduce) / reduce;
+    else
+      bytes += (grad != reduce ? s * (grad + reduce) / reduce : 0.0) + 2 * s;
+  }
+  return bytes;
+}
+
 // Per-step exposed traffic on the critical path, by dimension.
 struct Exposed {
   double tp_s = 0, ep_s = 0, cp_s = 0, pp_s = 0, dp_s = 0;
@@ -526,6 +558,12 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
                                  V::term("recompute_gemm_bytes", f.recompute_gemm_bytes,
                                          "B GEMM operands and results")) /
                                 hbm_e;
+    const double copies = fsdp_copy_bytes(in, comm[Dim::dp]);
+    if (copies > 0)
+      compute = compute + V::term("fsdp_copy_bytes", copies,
+                                  "B FSDP copies its gathered parameters out and its gradients "
+                                  "into the reduce-scatter input") /
+                              hbm_e;
   } else if (warnings) {
     warnings->push_back("cluster: no memory_bandwidth: element-wise kernels are not timed");
   }

@@ -201,6 +201,7 @@ json parallel_json(const ParallelSpec& p) {
   j["zero3_prefetch_bucket_size"] = p.zero3_prefetch;
   j["gradient_as_bucket_view"] = p.gradient_as_bucket_view;
   j["fsdp_root"] = p.fsdp_split_root ? "split" : "model";
+  j["fsdp_version"] = p.fsdp_version;
   j["reshard_after_forward"] = p.reshard_after_forward;
   j["keep_stage_outputs"] = p.keep_stage_outputs;
   j["limit_all_gathers"] = p.limit_all_gathers;

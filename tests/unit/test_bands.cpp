@@ -119,7 +119,9 @@ TEST_CASE("the bands hold the cases of sources they were not built from", "[band
   // without them): the cases of every other source keep the bounds, and with its rows time
   // stays at 80 % inside and 12 % above or better until the loss at scale is modelled. The MoE
   // pre-training rows are one source (time-moe): left out, their family is empty and the dense
-  // band takes them (7 of 12 inside, 4 above), counted apart until a second MoE source exists.
+  // band takes them (5 of 12 inside, 7 above: the dense band's upper end fell from 1.25 to 1.17
+  // when FSDP's copies were timed, docs/formulas.md#fsdp-copies), counted apart until a second
+  // MoE source exists.
   for (Quantity q : {Quantity::memory, Quantity::time}) {
     struct Count {
       int n = 0, inside = 0, above = 0;
@@ -151,8 +153,8 @@ TEST_CASE("the bands hold the cases of sources they were not built from", "[band
     CHECK(half[half.size() / 2] <= 0.25);
     if (q == Quantity::time) {
       CHECK(moe.n >= 12);
-      CHECK(moe.inside >= 7);
-      CHECK(moe.above <= 4);
+      CHECK(moe.inside >= 5);
+      CHECK(moe.above <= 7);
     }
   }
   // RL steps: 38 scored runs of five sources; each held out of its family (RL · dense or

@@ -157,6 +157,16 @@ TEST_CASE("imports: TRL's precision, and the launcher's flags against the script
   CHECK(p.input.cluster.gpus_per_node == 8);
   CHECK(p.input.parallel.offload == Offload::none);
   CHECK(test::warned(p, "num_processes"));
+  CHECK(p.input.parallel.fsdp_version == 1);  // accelerate's default
+  // fsdp_version 2 (fully_shard) from the config; anything else is refused where it stands.
+  const auto two = load_folder("tl-trl-fsdp2",
+                               {{"plan.toml", k_plan},
+                                {"acc.yaml",
+                                 "distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n"
+                                 "  fsdp_version: 2\n"},
+                                {"run.sh", "accelerate launch --config_file acc.yaml grpo.py\n"}});
+  CHECK(two.input.parallel.fsdp_version == 2);
+  CHECK(test::origin_of(two, "parallel.fsdp_version").find("acc.yaml") != std::string::npos);
 }
 
 TEST_CASE("imports: accelerate's deepspeed_config_file gives the ZeRO stage and offload",

@@ -114,6 +114,39 @@ TEST_CASE("ZeRO-3 traffic is sorted by the pass it overlaps", "[overlap]") {
   CHECK(keep.comm[Dim::dp].backward_s == 0);
 }
 
+TEST_CASE("FSDP's copies around its collectives take HBM time on the compute stream",
+          "[overlap][frameworks]") {
+  // FSDP2 copies each all-gather's output into the parameters (2·S) and the 16-bit gradients
+  // into the reduce-scatter input in the reduce dtype (fp32 here: 2 + 4 B for each 4 of S);
+  // FSDP1 gathers into its flat parameter, then casts (the same 6 per 4) and divides in place
+  // (2·S) before its reduce-scatter; DDP copies nothing of the kind (docs/formulas.md#fsdp-copies).
+  const std::vector<std::string> fsdp2 = {"parallel.zero=3", "training.framework=\"pytorch\""};
+  const PlanResult two = test::plan_text(k_64, fsdp2);
+  REQUIRE(two.input.parallel.fsdp_version == 2);
+  REQUIRE(two.input.training.reduce_dtype == DType::fp32);
+  const PlanNumbers n = numbers(k_64, fsdp2);
+  const CommDim& dp = n.comm[Dim::dp];
+  double gathered = 0, scattered = 0;
+  for (int i = 0; i < dp.n_calls; ++i) {
+    const CollCall& c = dp.calls[static_cast<std::size_t>(i)];
+    (c.kind == CollKind::all_gather ? gathered : scattered) += c.message_bytes * c.calls_per_step;
+  }
+  REQUIRE(gathered > 0);
+  REQUIRE(scattered > 0);
+  const double hbm = two.input.cluster.gpu.memory_bandwidth * two.input.cluster.memory_efficiency;
+  const double ddp = time_item(
+      test::plan_text(k_64, {"parallel.zero=0", "training.framework=\"pytorch\""}), "time.compute");
+  CHECK(time_item(two, "time.compute") - ddp ==
+        Approx((2 * gathered + scattered * 6 / 4) / hbm).epsilon(1e-9));
+  std::vector<std::string> fsdp1 = fsdp2;
+  fsdp1.push_back("parallel.fsdp_version=1");
+  CHECK(time_item(test::plan_text(k_64, fsdp1), "time.compute") - ddp ==
+        Approx((scattered * 6 / 4 + 2 * scattered) / hbm).epsilon(1e-9));
+  // Hugging Face's stack runs FSDP1 unless told otherwise.
+  CHECK(test::plan_text(k_64, {"parallel.zero=3", "training.framework=\"hf\""})
+            .input.parallel.fsdp_version == 1);
+}
+
 TEST_CASE("each unit of traffic hides behind the compute of the unit before it", "[overlap]") {
   // Fast links: every unit hides but the first of each pass. One micro-batch per GPU, so the
   // exposed time is one unit of the forward gathers and one of the backward traffic.

@@ -112,15 +112,16 @@ TEST_CASE(
   CHECK(std::fabs(bias) <= 0.05);
   // MegaScale's Megatron-LM baseline at 256 to 12,288 GPUs: +5.9 to +17.4 %, optimistic and
   // growing with the GPU count (a loss at scale the planner does not model, docs/accuracy.md).
-  // With it the set misses the goal (10.4 %, +7.0 % over 60 runs); each of its rows and the
-  // whole set are held where they are, so that nothing makes them worse.
+  // With it the set meets the median and misses the sign (9.2 %, +5.4 % over 60 runs; 10.4 %,
+  // +7.0 % before FSDP's copies were timed); each of its rows and the whole set are held where
+  // they are, so that nothing makes them worse.
   for (double e : signed_scale) CHECK(std::fabs(e) <= 0.18);
   abs_all.insert(abs_all.end(), abs_scale.begin(), abs_scale.end());
   signed_all.insert(signed_all.end(), signed_scale.begin(), signed_scale.end());
   WARN(fmt::format("all {} cases: median {:.1f} %, median signed {:+.1f} %", abs_all.size(),
                    100 * median(abs_all), 100 * median(signed_all)));
-  CHECK(median(abs_all) <= 0.105);
-  CHECK(std::fabs(median(signed_all)) <= 0.075);
+  CHECK(median(abs_all) <= 0.10);
+  CHECK(std::fabs(median(signed_all)) <= 0.06);
 }
 
 // Megatron-Bridge's MoE pre-training rows (tests/reference/time-moe/, held back: no value was
