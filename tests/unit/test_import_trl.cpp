@@ -271,6 +271,14 @@ TEST_CASE("imports: TRL settings that cannot be are refused at their line", "[im
                      {"run.sh", "trl grpo --num_processes 8 \\\n  --num_generations 1\n"}}));
   CHECK(e.find("run.sh:2") != std::string::npos);
   CHECK(e.find("at least 2 generations per prompt") != std::string::npos);
+  // An FSDP version accelerate does not have, at its line in the config.
+  e = test::load_file_errors(test::scratch_folder(
+      "tl-trl-bad",
+      {{"plan.toml", k_plan},
+       {"acc.yaml", "distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 3\n"},
+       {"run.sh", "accelerate launch --config_file acc.yaml grpo.py\n"}}));
+  CHECK(e.find("acc.yaml:4") != std::string::npos);
+  CHECK(e.find("expected 1 or 2") != std::string::npos);
   // A call with thousands of arguments is refused, not walked.
   std::string many = "GRPOConfig(";
   for (int i = 0; i < 1500; ++i) many += "x=1,";
