@@ -17,7 +17,9 @@ namespace {
 
 constexpr const char* k_src_compute =
     "FLOPs from the architecture (docs/formulas.md#compute) / (dense peak × compute "
-    "efficiency); the efficiency is assumed per GPU generation until calibration measures it";
+    "efficiency), bytes of element-wise kernels, GEMM operands and FSDP's copies "
+    "(docs/formulas.md#fsdp-copies) / achieved HBM rate; the efficiency is assumed per GPU "
+    "generation until calibration measures it";
 constexpr const char* k_src_bubble =
     "Narayanan et al. 2021 §2.2: 1F1B and GPipe idle (p − 1) micro-batch times per step, "
     "interleaved (p − 1)/v; ZB-H1 about (p − 1)/3 (Qi et al. 2023)";
