@@ -213,6 +213,9 @@ struct GpuSpec {
   std::int64_t memory_bytes = 0;  // as the device reports it (nvidia-smi total)
   PeakFlops peak_flops;
   double memory_bandwidth = 0;  // bytes/s
+  // Streaming multiprocessors (AMD: compute units); 0: not known. An NCCL kernel takes one per
+  // channel from the compute kernels it overlaps (docs/formulas.md#nccl-contention).
+  int sms = 0;
 };
 
 struct ClusterSpec {
@@ -252,7 +255,7 @@ struct ClusterSpec {
   double fp8_matmul_ratio = 1;     // fp8 GEMMs' share of their peak over bf16's (probe-measured)
   double fused_attention_efficiency = 0;  // Transformer Engine's fused attention (megatron)
   double attention_efficiency = 0;        // the same in flash attention (executed FLOPs); 0: GEMMs'
-  double memory_efficiency = 0.73;        // achieved share of HBM bandwidth, element-wise (fitted)
+  double memory_efficiency = 0.72;        // achieved share of HBM bandwidth, element-wise (fitted)
   // Host time per kernel (docs/formulas.md#host): an eager PyTorch op dispatched from Python
   // (Python, autograd recording, the ATen dispatcher, cudaLaunchKernel), and a kernel launched
   // without Python op dispatch (the autograd engine's backward nodes, compiled graphs).

@@ -159,6 +159,7 @@ GpuSpec build_gpu(const Resolution& r, std::vector<Diagnostic>& errors) {
   g.memory_bytes = static_cast<std::int64_t>(std::llround(in.number("cluster.gpu_memory")));
   if (in.has("cluster.peak_flops")) g.peak_flops = in.get<PeakFlops>("cluster.peak_flops");
   g.memory_bandwidth = in.number("cluster.memory_bandwidth");
+  g.sms = static_cast<int>(in.integer("cluster.gpu_sms", 0));
   return g;
 }
 

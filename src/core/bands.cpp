@@ -17,6 +17,10 @@ namespace {
 // The narrowest family with at least this many cases gives the band; else the next wider one.
 constexpr int k_min_memory_cases = 20;
 constexpr int k_min_time_cases = 10;
+// ... from at least this many sources: one source's residuals measure its own errors, not how
+// far a plan of the family can be off (a source held out of its family's band must not leave
+// the band to a single other source).
+constexpr int k_min_sources = 2;
 
 }  // namespace
 
@@ -37,16 +41,22 @@ std::vector<double> family_ratios(Quantity q, const std::string& stack, bool moe
           : std::vector<Level>{{false, true, false}, {false, false, false}};
   const int least = q == Quantity::memory ? k_min_memory_cases : k_min_time_cases;
   std::vector<double> out;
+  std::vector<std::string> sources;
   for (const Level& l : levels) {
     out.clear();
+    sources.clear();
     for (const Residual& r : residuals()) {
       if (r.quantity != q || held_out == r.source) continue;
       if (l.stack && stack != r.stack) continue;
       if (l.moe && moe != r.moe) continue;
       if (l.multi && multi_gpu != r.multi_gpu) continue;
       out.push_back(r.ratio);
+      if (std::find(sources.begin(), sources.end(), r.source) == sources.end())
+        sources.emplace_back(r.source);
     }
-    if (static_cast<int>(out.size()) >= least || (!l.stack && !l.moe && !l.multi)) {
+    const bool enough =
+        static_cast<int>(out.size()) >= least && static_cast<int>(sources.size()) >= k_min_sources;
+    if (enough || (!l.stack && !l.moe && !l.multi)) {
       std::string n = q == Quantity::rl_step ? "RL" : "";
       auto add = [&n](const std::string& part) { n += (n.empty() ? "" : " · ") + part; };
       if (l.stack) add(stack);

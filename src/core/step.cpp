@@ -19,7 +19,9 @@ constexpr const char* k_src_compute =
     "FLOPs from the architecture (docs/formulas.md#compute) / (dense peak × compute "
     "efficiency), bytes of element-wise kernels, GEMM operands and FSDP's copies "
     "(docs/formulas.md#fsdp-copies) / achieved HBM rate; the efficiency is assumed per GPU "
-    "generation until calibration measures it";
+    "generation until calibration measures it; NCCL traffic overlapped with the compute holds "
+    "one SM per channel while it runs (one CTA per channel: NCCL src/enqueue.cc), so that "
+    "stretch's compute runs on SMs − channels (docs/formulas.md#nccl-contention)";
 constexpr const char* k_src_bubble =
     "Narayanan et al. 2021 §2.2: 1F1B and GPipe idle (p − 1) micro-batch times per step, "
     "interleaved (p − 1)/v; ZB-H1 about (p − 1)/3 (Qi et al. 2023)";
@@ -280,6 +282,18 @@ Exposed exposed_traffic(const PlanInput& in, const Derived& d, const CommResults
   const double syncs = p.grad_sync == GradSync::every_micro_batch ? m : 1.0;
   e.dp_s = dp_exposed(in, comm[Dim::dp], pc.forward_s, pc.slow_s - pc.forward_s, m, syncs);
   return e;
+}
+
+// Seconds of NCCL traffic per step that run beside the compute: what overlap hides of the
+// DP/ZeRO collectives and of CP's ring exchange. TP's overlapped chunks are not NCCL's
+// (Transformer Engine's userbuffers, PyTorch's symmetric memory); EP and PP traffic is exposed.
+double nccl_hidden_s(const PlanInput& in, const CommResults& comm, const Exposed& ex) {
+  double hidden = 0;
+  if (comm[Dim::dp].present && in.parallel.overlap_dp)
+    hidden += std::max(0.0, comm[Dim::dp].time_s - ex.dp_s);
+  if (comm[Dim::cp].present && in.parallel.overlap_cp)
+    hidden += std::max(0.0, comm[Dim::cp].time_s - ex.cp_s);
+  return hidden;
 }
 
 // Exposed communication rests on the links' bandwidths and latencies: measured when a
@@ -569,13 +583,25 @@ Items<V> time_items(const PlanInput& in, const Derived& d, const std::vector<int
   } else if (warnings) {
     warnings->push_back("cluster: no memory_bandwidth: element-wise kernels are not timed");
   }
+  const Exposed ex = exposed_traffic(in, d, comm, pc, rates);
+  // NCCL's collectives that run beside the compute (overlapped DP/ZeRO traffic, CP's ring
+  // exchange) each hold one SM per channel for as long as they run: the compute kernels of
+  // that stretch have SMs − channels SMs (docs/formulas.md#nccl-contention).
+  const double hidden = nccl_hidden_s(in, comm, ex);
+  const int sms = in.cluster.gpu.sms;
+  if (hidden > 0 && sms > in.cluster.nccl_channels) {
+    const V channels = input<V>(in, "cluster.nccl_channels", "nccl_channels",
+                                in.cluster.nccl_channels, "NCCL channels (one SM each)");
+    compute = compute + V::term("nccl_hidden_s", hidden, "s of NCCL traffic beside the compute") *
+                            channels /
+                            (input<V>(in, "cluster.gpu_sms", "gpu_sms", sms, "SMs") - channels);
+  }
   out.push_back(make(
       ItemId::time_compute,
       [&] { return "compute, slowest stage (" + std::to_string(pc.slow) + ")"; }, Unit::seconds,
       compute, k_src_compute, Kind::estimated));
   out.push_back(make(ItemId::time_recompute, "activation recomputation", Unit::seconds, recompute,
                      k_src_compute));
-  const Exposed ex = exposed_traffic(in, d, comm, pc, rates);
   const V exposed = V::term("tp_s", ex.tp_s, "s TP") + V::term("ep_s", ex.ep_s, "s EP") +
                     V::term("cp_s", ex.cp_s, "s CP") + V::term("pp_s", ex.pp_s, "s PP") +
                     V::term("dp_s", ex.dp_s, "s DP");

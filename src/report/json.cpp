@@ -227,6 +227,7 @@ json cluster_json(const ClusterSpec& c) {
     if (v > 0) flops[name] = v;
   j["peak_flops"] = flops;
   if (c.gpu.memory_bandwidth > 0) j["memory_bandwidth"] = c.gpu.memory_bandwidth;
+  if (c.gpu.sms > 0) j["gpu_sms"] = c.gpu.sms;
   j["nodes"] = c.nodes;
   j["gpus_per_node"] = c.gpus_per_node;
   j["nvlink_domain"] = c.domain();

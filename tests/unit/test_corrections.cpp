@@ -319,7 +319,7 @@ TEST_CASE("Causal flash attention executes half the s² FLOPs, at its own kernel
   const std::string gpu = "gpu = \"h100-sxm5-80gb\"";
   plain.replace(plain.find(gpu), gpu.size(),
                 "gpu_memory = \"80 GiB\"\npeak_flops = { bf16 = \"989.4 TFLOP/s\" }\n"
-                "memory_bandwidth = \"3.35 TB/s\"\nmatmul_efficiency = 0.6\n"
+                "memory_bandwidth = \"3.35 TB/s\"\nmatmul_efficiency = 0.6\ngpu_sms = 132\n"
                 "intra_node_bandwidth = \"370 GB/s\"");
   const PlanResult inline_gpu = test::plan_text(plain);
   CHECK(value_of(inline_gpu.time, ItemId::time_compute) ==

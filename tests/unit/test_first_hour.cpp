@@ -511,7 +511,7 @@ TEST_CASE("sweep's CSV has plain numbers, diff's terms are in human units",
   const auto diff = run_cli({"diff", plan, plan, "--set", "parallel.zero=0"});
   REQUIRE(diff.code == 0);
   CHECK(diff.out.find("state_bytes 25.38 GiB → 38.07 GiB") != std::string::npos);
-  CHECK(diff.out.find("dp_s 47.0 ms → 23.5 ms") != std::string::npos);
+  CHECK(diff.out.find("dp_s 47.0 ms → 23.2 ms") != std::string::npos);
 }
 
 TEST_CASE("review fixes: stages asked for are never folded, search refuses cp by the sequence",

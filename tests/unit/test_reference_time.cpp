@@ -112,16 +112,16 @@ TEST_CASE(
   CHECK(std::fabs(bias) <= 0.05);
   // MegaScale's Megatron-LM baseline at 256 to 12,288 GPUs: +5.9 to +17.4 %, optimistic and
   // growing with the GPU count (a loss at scale the planner does not model, docs/accuracy.md).
-  // With it the set meets the median and misses the sign (9.2 %, +5.4 % over 60 runs; 10.4 %,
-  // +7.0 % before FSDP's copies were timed); each of its rows and the whole set are held where
-  // they are, so that nothing makes them worse.
+  // With it the set meets both goals: 8.0 %, +3.0 % over 60 runs (9.2 %, +5.4 % before NCCL's
+  // SMs beside the compute were counted, docs/formulas.md#nccl-contention; 10.4 %, +7.0 % before
+  // FSDP's copies were timed); each of its rows and the whole set are held there.
   for (double e : signed_scale) CHECK(std::fabs(e) <= 0.18);
   abs_all.insert(abs_all.end(), abs_scale.begin(), abs_scale.end());
   signed_all.insert(signed_all.end(), signed_scale.begin(), signed_scale.end());
   WARN(fmt::format("all {} cases: median {:.1f} %, median signed {:+.1f} %", abs_all.size(),
                    100 * median(abs_all), 100 * median(signed_all)));
   CHECK(median(abs_all) <= 0.10);
-  CHECK(std::fabs(median(signed_all)) <= 0.06);
+  CHECK(std::fabs(median(signed_all)) <= 0.05);
 }
 
 // Megatron-Bridge's MoE pre-training rows (tests/reference/time-moe/, held back: no value was
@@ -145,6 +145,24 @@ TEST_CASE("throughput against Megatron-Bridge's MoE pre-training rows", "[refere
   for (std::size_t i = 0; i < cases.size(); ++i)
     if (cases[i]["plan"] == "time-moe/mb-25.11-qwen3-235b-a22b-gb200-bf16-256g.toml")
       CHECK(e.abs[i] <= 0.10);
+}
+
+// The Megatron-Core MoE team's model zoo (github.com/yanring/Megatron-MoE-ModelZoo;
+// tests/reference/ time-moe-mcore-modelzoo/, held back: no value was set on them): Qwen3-235B-A22B
+// on 256 H100s at 4k to 128k tokens, on GB200 and GB300, Mixtral 8x22B on 128 H100s, run with
+// Megatron-LM's own scripts (DeepEP dispatch, expert tensor parallelism 1). The second MoE source:
+// pessimistic where Megatron-Bridge's rows are optimistic (the planner cannot keep experts whole
+// under tp > 1 and times DeepEP's dispatch slower than it runs, docs/accuracy.md#moe-pretraining).
+TEST_CASE("throughput against the Megatron-Core MoE model zoo", "[reference][time]") {
+  const Errors e = evaluate(folder_cases("time-moe-mcore-modelzoo"));
+  REQUIRE(e.abs.size() == 16);
+  WARN("mcore_moe_modelzoo" << e.table
+                            << fmt::format("median {:.1f} %, median signed {:+.1f} %",
+                                           100 * median(e.abs), 100 * median(e.signed_errors)));
+  // Held where they are (32.0 %, -32.0 %): pessimistic, never more than 60 % off.
+  CHECK(median(e.abs) <= 0.33);
+  CHECK(median(e.signed_errors) >= -0.33);
+  for (double s : e.signed_errors) CHECK(std::fabs(s) <= 0.60);
 }
 
 // The same summaries' MoE rows on Blackwell in MXFP8 (and one GB300 BF16 row) that time-moe
