@@ -161,6 +161,14 @@ void check_fabric(Violations& in, const PlanInput& p) {
              fmt::format("cluster.oversubscription = {:g} is the leaves' down:up ratio: give "
                          "cluster.leaf_nodes, the nodes under one leaf, for it to apply",
                          c.oversubscription));
+  // An overlapped collective holds one SM per NCCL channel (docs/formulas.md#nccl-contention):
+  // a GPU with no more SMs than channels left to the compute is a mistyped count.
+  if (c.gpu.sms > 0 && c.gpu.sms <= c.nccl_channels)
+    in.error("cluster.gpu_sms",
+             fmt::format("cluster.gpu_sms = {} leaves no SM beside cluster.nccl_channels = {}: "
+                         "give the GPU's streaming multiprocessors (H100 SXM: 132), or 0 to leave "
+                         "the overlap's SMs out",
+                         c.gpu.sms, c.nccl_channels));
 }
 
 void check_batch(Violations& in, const PlanInput& p) {

@@ -187,6 +187,11 @@ TEST_CASE("NCCL traffic beside the compute holds one SM per channel", "[overlap]
               time_item(without, "time.compute") ==
           Approx(hidden * 32.0 / (132 - 32)).epsilon(1e-6));
   }
+  // No more SMs than channels is a mistyped count, refused where it stands.
+  const auto few = test::run_cli({"plan", "--set", "cluster.gpu_sms=16"});
+  CHECK(few.code == 2);
+  CHECK(few.err.find("cluster.gpu_sms") != std::string::npos);
+  CHECK(test::run_cli({"plan", "--set", "cluster.gpu_sms=17"}).code == 0);
   // Traffic that waits (no overlap) runs beside no compute: nothing is added.
   const std::vector<std::string> serial = {"parallel.zero=3", "training.framework=\"pytorch\"",
                                            "parallel.overlap_dp=false"};
