@@ -40,6 +40,7 @@ enum class Knob : std::uint8_t {
   // The GEMMs' precision as a plan writes it, with its default recipe: 0 bf16, 1 fp8
   // (tensorwise), 2 fp4 (nvfp4).
   precision,
+  etp,  // parallel.etp: the expert tensor-parallel size (0 = tp)
 };
 // The plan-file key of a knob ("training.recompute").
 std::string_view key_of(Knob k);

@@ -41,6 +41,7 @@ enum class Objective { step_time, tokens_per_s, memory, cost };
 // One layout and what it gives.
 struct Layout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, zero = 0, virtual_stages = 1;
+  int etp = 0;        // parallel.etp (0: tp; 1: experts whole, ep spread over tp too)
   int shard = 0;      // parallel.zero_shard_size (0: no HSDP)
   int placement = 0;  // 0: tp, cp, dp, pp; 1: tp, cp, pp, dp
   bool sequence_parallel = false;

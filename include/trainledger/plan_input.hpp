@@ -136,6 +136,9 @@ struct ParallelSpec {
   int dp = 1;
   int cp = 1;
   int ep = 1;
+  // Expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size, torchtitan etp):
+  // each routed expert is split over etp ranks; 0 means tp, Megatron-Core's default.
+  int etp = 0;
   bool sequence_parallel = false;
   int zero = 0;
   int zero_shard_size = 0;  // 0: the whole dp × cp group (no HSDP)
@@ -501,6 +504,10 @@ bool default_reshard_after_forward(Framework f, int zero, int pp);
 // apply_fsdp): the embedding's unit leaves the peaks only when it is not tied to the head and
 // units are resharded after forward. The ledger and the replica script both follow it.
 bool fsdp_splits_ends(const PlanInput& in);
+// The expert tensor-parallel size in effect: parallel.etp, or tp when it is 0.
+int expert_tp(const ParallelSpec& p);
+// The expert-data-parallel size: the ranks of a stage (tp × cp × dp) over etp × ep.
+int expert_dp(const ParallelSpec& p);
 // The allocator's reserve over allocated memory as a share of the dynamic memory
 // (docs/formulas.md#overheads): PyTorch's caching allocator as it comes, or with
 // expandable segments.

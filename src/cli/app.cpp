@@ -155,7 +155,11 @@ config::LoadedPlan default_plan_for_model(const config::LoadOptions& lo,
               base.input.model.name, base.input.cluster.nodes * base.input.cluster.gpus_per_node,
               why.diagnostics().front().message, l.tp, l.pp, l.dp,
               l.cp > 1 ? fmt::format(" · cp {}", l.cp) : "",
-              l.ep > 1 ? fmt::format(" · ep {}", l.ep) : "", l.zero,
+              l.ep > 1
+                  ? fmt::format(" · ep {}{}", l.ep,
+                                l.etp > 0 && l.etp != l.tp ? fmt::format(" · etp {}", l.etp) : "")
+                  : "",
+              l.zero,
               l.recompute == Recompute::none ? std::string("no recompute")
                                              : fmt::format("{} recompute", to_string(l.recompute)),
               l.micro_batch),

@@ -43,9 +43,11 @@ std::vector<probe::GemmShape> plan_gemms(const PlanInput& in) {
   // MoE: each expert's GEMM sees its share of the routed tokens.
   const long long te = moe ? round16(tokens * m.experts_per_token / m.experts) : t;
   const double copies = moe ? static_cast<double>(m.experts) / std::max(1, p.ep) : 1;
+  // Routed experts are split over etp (parallel.etp, tp by default).
+  const int split = moe ? expert_tp(p) : p.tp;
   if (ffn > 0) {
-    v.push_back({"fc1", te, round16(gate * ffn / p.tp), m.hidden, copies});
-    v.push_back({"fc2", te, m.hidden, round16(ffn / p.tp), copies});
+    v.push_back({"fc1", te, round16(gate * ffn / split), m.hidden, copies});
+    v.push_back({"fc2", te, m.hidden, round16(ffn / split), copies});
   }
   return v;
 }

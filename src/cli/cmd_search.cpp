@@ -256,7 +256,8 @@ CLI::App* add_search_command(CLI::App& app, SearchCliOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "search",
       "Every valid layout of the plan on its cluster (tp, pp with even or uneven stages, dp, cp, "
-      "ep, ZeRO stage, sequence parallel, TP overlap, recompute, micro-batch, schedule and virtual "
+      "ep with experts split over tp or whole (etp), ZeRO stage, sequence parallel, TP overlap, "
+      "recompute, micro-batch, schedule and virtual "
       "stages; "
       "the global batch held), those that fit ranked by step time, with the Pareto front of "
       "memory against time; on a plan with an [rl] section: placements (colocated, split), "

@@ -27,6 +27,7 @@ std::string layout_text(const Layout& l) {
   std::string s = fmt::format("tp {} · pp {} · dp {}", l.tp, l.pp, l.dp);
   if (l.cp > 1) s += fmt::format(" · cp {}", l.cp);
   if (l.ep > 1) s += fmt::format(" · ep {}", l.ep);
+  if (l.etp > 0 && l.etp != l.tp) s += fmt::format(" · etp {}", l.etp);
   s += fmt::format(" · ZeRO-{}", l.zero);
   if (l.shard > 0) s += fmt::format(" (HSDP shards of {})", l.shard);
   if (l.sequence_parallel) s += " · sp";
@@ -50,6 +51,7 @@ std::string layout_tag(const Layout& l) {
   s += fmt::format(" dp {}", l.dp);
   if (l.cp > 1) s += fmt::format(" cp {}", l.cp);
   if (l.ep > 1) s += fmt::format(" ep {}", l.ep);
+  if (l.etp > 0 && l.etp != l.tp) s += fmt::format(" etp {}", l.etp);
   s += fmt::format(" Z{} mb {}", l.zero, l.micro_batch);
   if (l.recompute != Recompute::none) s += fmt::format(" {}", to_string(l.recompute));
   return s;
@@ -94,6 +96,7 @@ nlohmann::json layout_json(const Layout& l, const Band& band) {
       {"dp", l.dp},
       {"cp", l.cp},
       {"ep", l.ep},
+      {"etp", l.etp > 0 ? l.etp : l.tp},
       {"zero", l.zero},
       {"sequence_parallel", l.sequence_parallel},
       {"overlap_tp", l.overlap_tp},

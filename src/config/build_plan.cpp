@@ -251,6 +251,7 @@ ParallelSpec build_parallel(Resolution& r, const Reader& in) {
   p.pp = static_cast<int>(in.integer("parallel.pp"));
   p.cp = static_cast<int>(in.integer("parallel.cp"));
   p.ep = static_cast<int>(in.integer("parallel.ep"));
+  p.etp = static_cast<int>(in.integer("parallel.etp"));
   p.dp = static_cast<int>(in.integer("parallel.dp", 0));
   p.sequence_parallel = in.boolean("parallel.sequence_parallel");
   p.zero = static_cast<int>(in.integer("parallel.zero"));
@@ -547,7 +548,7 @@ void free_layout(Resolution& r, std::vector<Diagnostic>& errors) {
     }
   }
   for (const char* key :
-       {"parallel.tp", "parallel.pp", "parallel.dp", "parallel.cp", "parallel.ep",
+       {"parallel.tp", "parallel.pp", "parallel.dp", "parallel.cp", "parallel.ep", "parallel.etp",
         "parallel.stage_layers", "parallel.virtual_stages", "parallel.sequence_parallel",
         "parallel.zero_shard_size", "parallel.placement", "training.grad_accum"}) {
     // Back to the built-in default, or to no value where the key has none (dp: the world).

@@ -29,6 +29,7 @@ const Flag k_megatron_flags[] = {
     {"--pipeline-model-parallel-size", "parallel.pp", true},
     {"--context-parallel-size", "parallel.cp", true},
     {"--expert-model-parallel-size", "parallel.ep", true},
+    {"--expert-tensor-parallel-size", "parallel.etp", true},
     {"--num-layers-per-virtual-pipeline-stage", "", true},
     {"--virtual-pipeline-model-parallel-size", "", true},
     {"--sequence-parallel", "parallel.sequence_parallel", false},

@@ -78,6 +78,7 @@ const Mapping k_megatron[] = {
     {"policy.megatron_cfg.pipeline_model_parallel_size", "parallel.pp", Kind::integer},
     {"policy.megatron_cfg.context_parallel_size", "parallel.cp", Kind::integer},
     {"policy.megatron_cfg.expert_model_parallel_size", "parallel.ep", Kind::integer},
+    {"policy.megatron_cfg.expert_tensor_parallel_size", "parallel.etp", Kind::integer},
     {"policy.megatron_cfg.sequence_parallel", "parallel.sequence_parallel", Kind::flag},
     {"policy.megatron_cfg.activation_checkpointing", "", Kind::custom},
     {"policy.megatron_cfg.optimizer.use_distributed_optimizer", "", Kind::custom},

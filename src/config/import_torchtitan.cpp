@@ -36,6 +36,8 @@ void parallelism(const Value& table, Sink& s) {
   const Value* shard = nullptr;
   const Value* replicate = nullptr;
   const Value* cp = nullptr;
+  const Value* ep = nullptr;
+  const Value* etp = nullptr;
   for (const auto& [k, v] : table.fields) {
     const std::string name = "parallelism." + k;
     if (k == "tensor_parallel_degree") {
@@ -48,7 +50,12 @@ void parallelism(const Value& table, Sink& s) {
         cp = &v;
       }
     } else if (k == "expert_parallel_degree") {
-      if (degree(v, name, s)) s.put("parallel.ep", v);
+      if (degree(v, name, s)) {
+        s.put("parallel.ep", v);
+        ep = &v;
+      }
+    } else if (k == "expert_tensor_parallel_degree") {
+      if (degree(v, name, s)) etp = &v;
     } else if (k == "data_parallel_shard_degree") {
       // FSDP unless the shard group is one rank (-1: every remaining rank).
       if (v.type != Value::Type::integer || (v.integer < 1 && v.integer != -1)) {
@@ -102,6 +109,14 @@ void parallelism(const Value& table, Sink& s) {
       s.ignore(name, "");
     }
   }
+  // torchtitan's expert tensor-parallel degree: 1 unless given (config/job_config.py
+  // Parallelism.expert_tensor_parallel_degree), and without effect when ep = 1 (the experts
+  // then follow tp: the planner's etp 0).
+  if (ep && ep->integer > 1)
+    s.put("parallel.etp", etp ? *etp : integer_value(1, ep->origin));
+  else if (etp)
+    s.ignore("parallelism.expert_tensor_parallel_degree",
+             "no effect with expert_parallel_degree 1");
   if (!shard && !replicate) return;
   const std::int64_t r = replicate ? replicate->integer : 1;
   const std::int64_t c = cp ? cp->integer : 1;

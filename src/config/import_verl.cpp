@@ -56,6 +56,7 @@ const Override k_overrides[] = {
     {"actor_rollout_ref.actor.megatron.tensor_model_parallel_size", "parallel.tp", Kind::integer},
     {"actor_rollout_ref.actor.megatron.pipeline_model_parallel_size", "parallel.pp", Kind::integer},
     {"actor_rollout_ref.actor.megatron.expert_model_parallel_size", "parallel.ep", Kind::integer},
+    {"actor_rollout_ref.actor.megatron.expert_tensor_parallel_size", "parallel.etp", Kind::integer},
     {"actor_rollout_ref.actor.megatron.context_parallel_size", "parallel.cp", Kind::integer},
     {"actor_rollout_ref.model.enable_gradient_checkpointing", "", Kind::custom},
     {"actor_rollout_ref.actor.use_kl_loss", "", Kind::custom},

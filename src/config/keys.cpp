@@ -104,6 +104,7 @@ std::vector<KeySpec> build_table() {
     {"parallel", "dp", T::integer, "", "data parallel size; default: world / (tp × pp × cp)", Q::count, {}, 1, 100000000},
     {"parallel", "cp", T::integer, "1", "context parallel size", Q::count, {}, 1, 65536},
     {"parallel", "ep", T::integer, "1", "expert parallel size (MoE)", Q::count, {}, 1, 65536},
+    {"parallel", "etp", T::integer, "0", "expert tensor parallel size (MoE): the ranks each routed expert is split over (Megatron-Core --expert-tensor-parallel-size, torchtitan expert_tensor_parallel_degree); 0 = tp, Megatron-Core's default. With 1 every expert is whole on a rank: ep spreads over tp too (etp × ep divides tp × cp × dp), expert weights and gradients per GPU grow tp-fold, the expert-tensor-parallel gather and reduce-scatter of the routed tokens go away", Q::count, {}, 0, 65536},
     {"parallel", "sequence_parallel", T::boolean, "false", "Megatron sequence parallelism (with tp > 1)"},
     {"parallel", "zero", T::zero_stage, "0", "ZeRO stage 0-3, or \"fsdp\" (= 3)"},
     {"parallel", "zero_shard_size", T::integer, "", "HSDP: ranks per shard group (divides dp × cp); default: all of dp × cp", Q::count, {}, 1, 100000000},

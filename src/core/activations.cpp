@@ -208,7 +208,13 @@ void mlp_tensors(const PlanInput& in, bool moe_layer, Tensors& out) {
     const double routed = T * m.experts_per_token;
     out.push_back(tensor("router_probs", T * m.experts, k_fp32, Split::seq));
     const int first_routed = out.size();
-    out.push_back(tensor("expert_in", routed * h, ab, Split::seq));
+    // Megatron-Core's alltoall dispatcher gathers the routed tokens over the expert-tensor-
+    // parallel group after the all-to-all (token_dispatcher.py dispatch_postprocess,
+    // gather_from_sequence_parallel_region), and the experts' first GEMM keeps that gathered
+    // input: etp times the rank's own sequence-parallel share. The outputs are reduce-scattered
+    // before the combine, which keeps the rank's share.
+    const double gathered = megatron_moe_dispatch(in) ? expert_tp(in.parallel) : 1;
+    out.push_back(tensor("expert_in", routed * h * gathered, ab, Split::seq));
     mlp_core(in, routed, m.expert_ffn, "expert_", out);
     out.push_back(tensor("expert_out", routed * h, ab, Split::seq));
     SavedTensor* items = out.begin();
@@ -273,6 +279,11 @@ double moe_load(const PlanInput& in) {
   if (!is_moe(in.model)) return 1;
   const TrainingSpec& t = in.training;
   return t.moe_capacity_factor > 0 ? t.moe_capacity_factor : t.moe_imbalance;
+}
+
+bool megatron_moe_dispatch(const PlanInput& in) {
+  return in.training.framework == Framework::megatron && is_moe(in.model) &&
+         in.parallel.sequence_parallel && in.parallel.tp > 1;
 }
 
 double local_tokens(const PlanInput& in) {

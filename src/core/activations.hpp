@@ -91,6 +91,11 @@ double local_tokens(const PlanInput& in);
 // MoE: the routed tokens one rank's experts take, over the balanced mean: the capacity factor,
 // or dropless, training.moe_imbalance (1 for a dense model).
 double moe_load(const PlanInput& in);
+// Megatron-Core's MoE layer under sequence parallelism (transformer/moe/moe_layer.py): the
+// router runs on the rank's sequence shard and the token dispatcher moves the tokens itself,
+// over ep and then the expert-tensor-parallel group; the layer has no tensor-parallel gather of
+// the hidden state but for its shared experts.
+bool megatron_moe_dispatch(const PlanInput& in);
 
 // Element-wise HBM traffic of one layer for one micro-batch on one GPU, op by op (norms,
 // residual adds, dropout, rotary embeddings, eager attention's softmax, the MLP's activation):

@@ -83,13 +83,36 @@ long long stride_inside(const ParallelSpec& p, std::string_view target) {
 
 }  // namespace
 
+long long expert_stride(const ParallelSpec& p, std::string_view target) {
+  // Megatron-Core's expert rank generator (core/parallel_state.py initialize_model_parallel:
+  // RankGenerator(tp=expert_tensor_parallel_size, ep, dp=expert_data_parallel_size, pp, cp=1)
+  // over the order 'tp-cp-ep-dp-pp'): the dense order with tp -> etp, cp folded away and ep just
+  // inside dp. torchtitan's mesh folds ep over cp (and tp when etp = 1) the same way
+  // (distributed/parallel_dims.py _build_mesh_with_ep).
+  long long stride = 1;
+  for (const std::string& d : p.placement) {
+    if (d == "dp") {
+      if (target == "ep") return stride;
+      stride *= std::max(1, p.ep);
+      if (target == "dp_expert") return stride;
+      stride *= expert_dp(p);
+    } else if (d == "tp") {
+      if (target == "etp") return stride;
+      stride *= expert_tp(p);
+    } else if (d == "pp") {
+      stride *= p.pp;
+    }
+  }
+  return stride;
+}
+
 Group group_of(const PlanInput& in, std::string_view dim, int size) {
-  // ep lives inside dp (its ranks are a subset of the data-parallel ranks), next to the
-  // dimensions inside dp.
-  const std::string_view target = dim == "ep" ? std::string_view("dp") : dim;
   Group g;
   g.name = dim;
-  return regroup(in, g, size, static_cast<int>(stride_inside(in.parallel, target)));
+  const bool expert = dim == "ep" || dim == "etp" || dim == "dp_expert";
+  const long long stride =
+      expert ? expert_stride(in.parallel, dim) : stride_inside(in.parallel, dim);
+  return regroup(in, g, size, static_cast<int>(stride));
 }
 
 int stage_of_rank(const PlanInput& in, long long rank) {

@@ -42,7 +42,8 @@ struct Group {
   int nodes() const { return (size + ranks_per_node - 1) / ranks_per_node; }
 };
 
-// The group of a parallel dimension under the plan's placement order.
+// The group of a parallel dimension under the plan's placement order; "ep", "etp" and
+// "dp_expert" (the expert-data-parallel ranks) follow the expert rank order.
 Group group_of(const PlanInput& in, std::string_view dim, int size);
 // The same ranks' link for a group of `size` members `stride` ranks apart (a subgroup, such as
 // HSDP's replicas or the expert-data-parallel ranks).

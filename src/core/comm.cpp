@@ -127,7 +127,7 @@ double grad_syncs(const PlanInput& in, const Derived& d) {
 }
 
 // Parameters synchronized over one data-parallel group: the dense ones over dp × cp, the
-// experts over their expert-data-parallel group dp × cp / ep (Megatron-Core's
+// experts over their expert-data-parallel group tp × dp × cp / (etp × ep) (Megatron-Core's
 // expert_data_parallel group; ZeRO shards them over the same ranks).
 struct SyncSet {
   double trainable = 0;  // parameters that receive gradients, local to this GPU
@@ -203,32 +203,41 @@ void dp_items(const PlanInput& in, const Derived& d, const StageParams& sp, int 
               Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
   const int replicas = p.dp * p.cp;
-  if (replicas <= 1) return;
-  const double share = d.params > 0 ? d.trainable_params / d.params : 1.0;
   const bool full = in.training.finetune == Finetune::full;
+  // Experts split otherwise than the dense weights (ep > 1, or etp other than tp) are
+  // synchronized over their own expert-data-parallel group; otherwise with the dense ones.
+  const bool split = (p.ep > 1 || expert_tp(p) != p.tp) && sp.expert > 0 && full;
+  const int expert_replicas = expert_dp(p);
+  if (replicas <= 1 && !(split && expert_replicas > 1)) return;
+  const double share = d.params > 0 ? d.trainable_params / d.params : 1.0;
   const int shard = p.zero > 0 && p.zero_shard_size > 0 ? p.zero_shard_size : replicas;
   const Group whole = group_of(in, "dp", replicas);
   Group shard_group = group_of(in, "dp", shard);
   shard_group.name = "dp_shard";
   Builder<V> b(in);
   double units = 1;
-  // With ep = 1 the experts are synchronized with the dense parameters.
-  const bool split = p.ep > 1 && sp.expert > 0 && full;
   const double dense = full ? (split ? sp.dense : sp.total()) * share : sp.adapters;
   const double matrix_share = sp.total() > 0 ? sp.matrix / sp.total() : 0;
-  add_sync<V>(in, d, SyncSet{dense, whole, shard_group, shard, "", matrix_share}, layers, b, units);
-  if (split && replicas / p.ep > 1) {
-    // The expert-data-parallel ranks are every ep-th data-parallel rank.
-    Group experts = regroup(in, whole, replicas / p.ep, whole.stride * p.ep);
-    experts.name = "dp_expert";
-    // Expert shards span the same ranks as the dense shard group, every ep-th of them.
-    const Group expert_shards =
-        regroup(in, shard_group, std::max(1, shard / p.ep), shard_group.stride * p.ep);
+  if (replicas > 1)
+    add_sync<V>(in, d, SyncSet{dense, whole, shard_group, shard, "", matrix_share}, layers, b,
+                units);
+  if (split && expert_replicas > 1) {
+    // Megatron-Core's expert_data_parallel group: tp × cp × dp / (etp × ep) ranks, outside ep
+    // in the expert rank order (collectives.cpp expert_stride).
+    const Group experts = group_of(in, "dp_expert", expert_replicas);
+    // The experts' shards: the dense shard group's ranks times tp over etp × ep.
+    const long long expert_shard =
+        static_cast<long long>(shard) * p.tp / (static_cast<long long>(expert_tp(p)) * p.ep);
+    Group expert_shards = regroup(
+        in, experts, static_cast<int>(std::clamp<long long>(expert_shard, 1, expert_replicas)),
+        experts.stride);
+    expert_shards.name = "dp_shard";
     double expert_units = 1;
     add_sync<V>(
         in, d,
         SyncSet{sp.expert * share, experts, expert_shards, expert_shards.size, "expert ", 1.0},
         layers, b, expert_units);
+    if (replicas <= 1) units = expert_units;
   }
   auto label = [&] {
     return "data parallel (" + std::string(p.zero == 0 ? "DDP" : "ZeRO-" + std::to_string(p.zero)) +
@@ -246,14 +255,34 @@ int full_recomputed_layers(const PlanInput& in, int layers) {
              : 0;
 }
 
+// The share of a stage's layers (with the multi-token-prediction ones on the last stage) that
+// have routed experts.
+double moe_layer_share(const PlanInput& in, int stage_layers, int mtp, bool first) {
+  const int layers = stage_layers + mtp;
+  if (!is_moe(in.model) || layers == 0) return 0;
+  return static_cast<double>(stage_moe_layers(in.model, stage_layers, first) + mtp) /
+         static_cast<double>(layers);
+}
+
 template <typename V>
-void tp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
+void tp_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, bool first,
+              Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
+  const int layers = stage_layers + mtp;
   if (p.tp <= 1 || in.model.count_only || layers == 0) return;
   const double m = static_cast<double>(d.grad_accum);
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
   const double message = local_tokens(in) * in.model.hidden * ab;
   const int ckpt = full_recomputed_layers(in, layers);
+  // Megatron-Core's MoE layers without shared experts have no MLP gather and scatter: their
+  // tokens move in the dispatcher (ep_items). Per layer the MLP side is 3 gathers (forward,
+  // the input gradient's, the weight gradient's) and 2 reduce-scatters, plus one of each in a
+  // recomputed forward.
+  const double routed_only = megatron_moe_dispatch(in) && in.model.shared_experts == 0
+                                 ? moe_layer_share(in, stage_layers, mtp, first)
+                                 : 0.0;
+  const double mlp_gathers = m * routed_only * (3.0 * layers + ckpt);
+  const double mlp_scatters = m * routed_only * (2.0 * layers + ckpt);
   const double per_step = m * (4.0 * layers + 2.0 * ckpt);
   const Group g = group_of(in, "tp", p.tp);
   Builder<V> b(in);
@@ -270,15 +299,17 @@ void tp_items(const PlanInput& in, const Derived& d, int layers, Comm<V>& out) {
         (mo.q_lora_rank > 0 ? mo.q_lora_rank : mo.hidden) + mo.kv_lora_rank + mo.qk_rope_head_dim;
     const double latent = local_tokens(in) * latent_width * ab;
     const double L = layers, C = ckpt;
-    b.add(CollKind::all_gather, g, message, m * (4.0 * L + C), "activations");
+    b.add(CollKind::all_gather, g, message, m * (4.0 * L + C) - mlp_gathers, "activations");
     b.add(CollKind::all_gather, g, latent, m * (2.0 * L + C), "MLA latents");
-    b.add(CollKind::reduce_scatter, g, message, m * (3.0 * L + 2.0 * C), "activations");
+    b.add(CollKind::reduce_scatter, g, message, m * (3.0 * L + 2.0 * C) - mlp_scatters,
+          "activations");
     b.add(CollKind::reduce_scatter, g, latent, m * L, "MLA latents' gradients");
   } else if (p.sequence_parallel) {
     // Each all-reduce becomes an all-gather and a reduce-scatter; backward gathers the
     // column-parallel layers' inputs again for their weight gradients (2 per layer).
-    b.add(CollKind::all_gather, g, message, per_step + m * 2.0 * layers, "activations");
-    b.add(CollKind::reduce_scatter, g, message, per_step, "activations");
+    b.add(CollKind::all_gather, g, message, per_step + m * 2.0 * layers - mlp_gathers,
+          "activations");
+    b.add(CollKind::reduce_scatter, g, message, per_step - mlp_scatters, "activations");
   } else {
     b.add(CollKind::all_reduce, g, message, per_step, "activations");
   }
@@ -325,24 +356,38 @@ void ep_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, 
               Comm<V>& out) {
   const ParallelSpec& p = in.parallel;
   const int layers = stage_layers + mtp;
-  if (p.ep <= 1 || !is_moe(in.model) || layers == 0) return;
+  const int etp = expert_tp(p);
+  const bool megatron = megatron_moe_dispatch(in);
+  // The expert-tensor-parallel exchange exists only in Megatron-Core's dispatchers.
+  const bool etp_traffic = megatron && etp > 1;
+  if ((p.ep <= 1 && !etp_traffic) || !is_moe(in.model) || layers == 0) return;
   // Only the stage's layers with routed experts exchange tokens (and the multi-token-prediction
   // modules' MoE layers on the last stage).
-  const double moe_share =
-      static_cast<double>(stage_moe_layers(in.model, stage_layers, first) + mtp) /
-      static_cast<double>(layers);
+  const double moe_share = moe_layer_share(in, stage_layers, mtp, first);
   if (moe_share <= 0) return;
   const double ab = in.training.precision == DType::fp32 ? 4 : 2;
+  // The tokens a rank routes: its sequence-parallel shard in Megatron-Core's MoE layer (the
+  // router runs on it) and with torchtitan's etp = 1 (ReordererSequenceParallel splits the
+  // tokens over tp); the tensor-parallel group's whole sequence when each rank routes it.
+  const bool own_share = p.sequence_parallel && (megatron || etp == 1);
+  const double tokens = local_tokens(in) / (own_share ? p.tp : 1);
   // The busiest rank's share of the routed tokens (capacity factor or imbalance).
-  const double message =
-      local_tokens(in) * in.model.experts_per_token * moe_load(in) * in.model.hidden * ab;
+  const double routed = tokens * in.model.experts_per_token * moe_load(in);
+  double message = routed * in.model.hidden * ab;
   Builder<V> b(in);
   // Dispatch and combine in forward and backward, and again in a recomputed forward.
-  const double per_mb = moe_share * (4.0 * layers + 2.0 * full_recomputed_layers(in, layers));
+  const double ckpt = full_recomputed_layers(in, layers);
+  const double m = static_cast<double>(d.grad_accum);
+  const double per_mb = moe_share * (4.0 * layers + 2.0 * ckpt);
+  const double pairs = moe_share * (2.0 * layers + ckpt) * m;
   const Group g = group_of(in, "ep", p.ep);
   const int nodes = g.nodes();
-  if (p.ep_dispatch == EpDispatch::deepep && g.link.inter_node && nodes > 1 &&
-      g.ranks_per_node < g.size) {
+  const bool deepep = p.ep_dispatch == EpDispatch::deepep;
+  // Megatron-Core's flex dispatcher (DeepEP) sends each token to every expert-tensor-parallel
+  // shard of its experts (token_dispatcher.py MoEFlexTokenDispatcher: the routing map expanded
+  // over the tp_ep group) instead of gathering after the all-to-all.
+  if (deepep && etp_traffic) message *= etp;
+  if (p.ep > 1 && deepep && g.link.inter_node && nodes > 1 && g.ranks_per_node < g.size) {
     // DeepEP's internode kernels (deep_ep/buffer.py internode_dispatch/combine): a token
     // crosses the network once per remote node holding one of its experts, to the GPU of the
     // same index there, and NVLink forwards it to the experts' GPUs (not timed: NVLink is
@@ -353,23 +398,34 @@ void ep_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, 
     const double n = g.size, r = g.ranks_per_node, N = nodes;
     const double remote_nodes = (N - 1) * (1 - std::pow(1 - 1 / N, k));
     const double nccl_copies = k * (n - r) / n;
-    b.add(CollKind::all_to_all, g, message * remote_nodes / nccl_copies,
-          per_mb * static_cast<double>(d.grad_accum),
+    b.add(CollKind::all_to_all, g, message * remote_nodes / nccl_copies, per_mb * m,
           "routed tokens (DeepEP: one copy per remote node, NVLink-forwarded)");
   } else if (p.ep_dispatch == EpDispatch::allgather) {
     // Megatron-Core's MoEAllGatherTokenDispatcher (transformer/moe/token_dispatcher.py,
-    // token_permutation / token_unpermutation): each rank gathers the hidden states of the whole
-    // group (gather_from_sequence_parallel_region) and reduce-scatters its experts' outputs back
-    // (reduce_scatter_to_sequence_parallel_region); backward runs the pair the other way. Every
-    // token reaches every rank, routed to it or not.
-    const double whole = local_tokens(in) * in.model.hidden * ab * p.ep;
-    const double pairs = moe_share * (2.0 * layers + full_recomputed_layers(in, layers)) *
-                         static_cast<double>(d.grad_accum);
-    b.add(CollKind::all_gather, g, whole, pairs, "tokens gathered whole (allgather dispatcher)");
-    b.add(CollKind::reduce_scatter, g, whole, pairs, "experts' outputs (allgather dispatcher)");
-  } else {
-    b.add(CollKind::all_to_all, g, message, per_mb * static_cast<double>(d.grad_accum),
-          "routed tokens");
+    // token_permutation / token_unpermutation): each rank gathers the hidden states of its
+    // expert-tensor-and-expert-parallel group (tp_ep_group, etp × ep ranks, with Megatron's
+    // sequence parallelism) whole (gather_from_sequence_parallel_region) and reduce-scatters
+    // its experts' outputs back (reduce_scatter_to_sequence_parallel_region); backward runs the
+    // pair the other way. Every token reaches every rank, routed to it or not.
+    const int width = p.ep * (megatron ? etp : 1);
+    const Group ag = megatron ? group_of(in, "etp", width) : g;
+    const double whole = tokens * in.model.hidden * ab * width;
+    b.add(CollKind::all_gather, ag, whole, pairs, "tokens gathered whole (allgather dispatcher)");
+    b.add(CollKind::reduce_scatter, ag, whole, pairs, "experts' outputs (allgather dispatcher)");
+  } else if (p.ep > 1) {
+    b.add(CollKind::all_to_all, g, message, per_mb * m, "routed tokens");
+  }
+  if (etp_traffic && !deepep && p.ep_dispatch != EpDispatch::allgather) {
+    // Megatron-Core's alltoall dispatcher gathers the tokens it received over the
+    // expert-tensor-parallel group (dispatch_postprocess: gather_from_sequence_parallel_region
+    // on tp_group) and reduce-scatters the experts' outputs before the combine's all-to-all
+    // (combine_preprocess); backward runs each the other way. The experts' GEMMs keep the
+    // gathered input, so no gather is repeated for the weight gradient.
+    const Group tg = group_of(in, "etp", etp);
+    b.add(CollKind::all_gather, tg, message * etp, pairs,
+          "routed tokens gathered over the expert-tensor-parallel group");
+    b.add(CollKind::reduce_scatter, tg, message * etp, pairs,
+          "experts' outputs reduce-scattered over the expert-tensor-parallel group");
   }
   b.emit(Dim::ep, ItemId::comm_ep, "expert parallel", k_src_ep, 1, out);
 }
@@ -385,7 +441,7 @@ Comm<V> communication(const PlanInput& in, const Derived& d, int layers, bool fi
   dp_items<V>(in, d, sp, layers, out);
   // The last stage also runs the multi-token-prediction modules' layers.
   const int mtp = last ? in.model.mtp_layers : 0;
-  tp_items<V>(in, d, layers + mtp, out);
+  tp_items<V>(in, d, layers, mtp, first, out);
   pp_items<V>(in, d, out);
   cp_items<V>(in, d, layers + mtp, out);
   ep_items<V>(in, d, layers, mtp, first, out);

@@ -98,8 +98,11 @@ LayerFlops layer_flops(const PlanInput& in) {
       // Each token visits k routed experts (and the shared ones); every local expert's weights
       // are read once.
       const double local = std::max(1.0, static_cast<double>(m.experts) / in.parallel.ep);
-      const double tokens = T * m.experts_per_token;
-      const double f_e = m.expert_ffn / t;
+      // Each expert is split over etp ranks, which share the tokens routed to it: etp = tp
+      // gathers the tensor-parallel group's tokens, etp = 1 keeps each rank's own.
+      const double etp = expert_tp(in.parallel);
+      const double tokens = T * m.experts_per_token * etp / t;
+      const double f_e = m.expert_ffn / etp;
       const GemmBytes up = gemm_bytes(tokens, h, f_e, operand);
       const GemmBytes down = gemm_bytes(tokens, f_e, h, operand);
       const double w_up = operand * h * f_e * (local - 1.0);

@@ -63,6 +63,7 @@ void apply_layout(PlanInput& work, const PlanInput& base, const Layout& l) {
   p.dp = l.dp;
   p.cp = l.cp;
   p.ep = l.ep;
+  p.etp = l.etp;
   p.zero = l.zero;
   p.zero_shard_size = l.shard;
   if (l.placement == 1)
@@ -111,8 +112,9 @@ struct Slice {
 // evaluation (the enumeration puts them next to each other).
 bool same_memory(const Layout& a, const Layout& b) {
   return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp && a.ep == b.ep &&
-         a.zero == b.zero && a.shard == b.shard && a.sequence_parallel == b.sequence_parallel &&
-         a.recompute == b.recompute && a.schedule == b.schedule && a.micro_batch == b.micro_batch &&
+         a.etp == b.etp && a.zero == b.zero && a.shard == b.shard &&
+         a.sequence_parallel == b.sequence_parallel && a.recompute == b.recompute &&
+         a.schedule == b.schedule && a.micro_batch == b.micro_batch &&
          a.virtual_stages == b.virtual_stages && a.stage_layers == b.stage_layers &&
          a.offload == b.offload;
 }
@@ -181,6 +183,7 @@ std::vector<std::string> layout_settings(const Layout& l, int nodes, int gpus_pe
       fmt::format("parallel.dp={}", l.dp),
       fmt::format("parallel.cp={}", l.cp),
       fmt::format("parallel.ep={}", l.ep),
+      fmt::format("parallel.etp={}", l.etp),
       fmt::format("parallel.zero={}", l.zero),
       fmt::format("parallel.sequence_parallel={}", l.sequence_parallel ? "true" : "false"),
       fmt::format("training.recompute={}", to_string(l.recompute)),
@@ -282,9 +285,17 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
         if (batch % dp != 0) continue;
         std::vector<int> eps = {1};
         if (m.experts > 0)
-          for (int ep : divisors(dp * cp, m.experts))
+          for (int ep : divisors(tp * dp * cp, m.experts))
             if (ep > 1 && m.experts % ep == 0) eps.push_back(ep);
         eps = or_all(space.ep, eps);
+        // The expert tensor-parallel sizes (docs/formulas.md#etp): tp (ep within dp × cp) and,
+        // with tp > 1, experts whole on each rank (ep within tp × dp × cp).
+        std::vector<std::pair<int, int>> expert_layouts;
+        for (int ep : eps) {
+          if ((dp * cp) % ep == 0) expert_layouts.push_back({ep, 0});
+          if (m.experts > 0 && tp > 1 && (tp * dp * cp) % ep == 0 && m.expert_ffn > 0)
+            expert_layouts.push_back({ep, 1});
+        }
         std::vector<int> mbs;
         for (std::int64_t mb = 1; mb <= std::min<std::int64_t>(batch / dp, 64); ++mb)
           if ((batch / dp) % mb == 0) mbs.push_back(static_cast<int>(mb));
@@ -312,7 +323,7 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
         std::vector<int> placements = {0};
         if (pp > 1 && dp > 1) placements.push_back(1);
         placements = or_all(space.placement, placements);
-        for (int ep : eps)
+        for (const auto& [ep, etp] : expert_layouts)
           for (int zero : zeros) {
             if (dp * cp == 1 && zero > 0) continue;
             for (int shard : shards) {
@@ -334,6 +345,7 @@ std::vector<Layout> enumerate_layouts(const PlanInput& base, const SearchSpace& 
                               l.dp = dp;
                               l.cp = cp;
                               l.ep = ep;
+                              l.etp = etp;
                               l.zero = zero;
                               l.shard = shard;
                               l.placement = place;
@@ -415,7 +427,7 @@ SearchResult search_space(const PlanInput& base, const SearchOptions& o) {
   // dimension): the first in the enumeration stands for them.
   auto same = [](const Layout& a, const Layout& b) {
     return a.peak_bytes == b.peak_bytes && a.step_s == b.step_s && a.tp == b.tp && a.pp == b.pp &&
-           a.dp == b.dp && a.cp == b.cp && a.ep == b.ep && a.zero == b.zero &&
+           a.dp == b.dp && a.cp == b.cp && a.ep == b.ep && a.etp == b.etp && a.zero == b.zero &&
            a.micro_batch == b.micro_batch && a.schedule == b.schedule &&
            a.virtual_stages == b.virtual_stages && a.shard == b.shard && a.offload == b.offload;
   };

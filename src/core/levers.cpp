@@ -40,6 +40,10 @@ std::vector<Change> lever_candidates(const PlanInput& in, const Derived& d) {
   // userbuffers, torchtitan's AsyncTP), DP/ZeRO traffic behind the backward, ZeRO-1/2's
   // parameter all-gather behind the next forward (Megatron --overlap-param-gather).
   if (p.tp > 1 && !p.overlap_tp) c.push_back(Change().set(in, Knob::overlap_tp, 1));
+  // Experts whole on each rank (docs/formulas.md#etp): ep spreads over tp, no expert-TP
+  // exchange of the routed tokens, tp times the expert weights per GPU.
+  if (is_moe(in.model) && p.tp > 1 && expert_tp(p) != 1)
+    c.push_back(Change().set(in, Knob::etp, 1));
   if (p.dp > 1 && !p.overlap_dp) c.push_back(Change().set(in, Knob::overlap_dp, 1));
   if ((p.zero == 1 || p.zero == 2) && p.dp > 1 && !p.overlap_param_gather)
     c.push_back(Change().set(in, Knob::overlap_param_gather, 1));

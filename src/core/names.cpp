@@ -355,6 +355,14 @@ bool fsdp_splits_ends(const PlanInput& in) {
          in.parallel.reshard_after_forward;
 }
 
+int expert_tp(const ParallelSpec& p) { return p.etp > 0 ? p.etp : p.tp; }
+
+int expert_dp(const ParallelSpec& p) {
+  const long long stage = static_cast<long long>(p.tp) * p.cp * p.dp;
+  const long long expert = static_cast<long long>(expert_tp(p)) * std::max(1, p.ep);
+  return static_cast<int>(std::max(1LL, stage / std::max(1LL, expert)));
+}
+
 double default_fragmentation(bool expandable_segments) {
   // 0.3 fit on the dev sources that ran without expandable segments, 0.1 on torchtitan's runs
   // with them (docs/formulas.md#overheads).

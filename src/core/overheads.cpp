@@ -72,6 +72,8 @@ Communicators communicators(const PlanInput& in) {
     const int local = std::max(1, std::min(ep.ranks_per_node, p.ep));
     g.add("ep", p.ep, local - 1, p.ep - local);
   }
+  // Experts split over other ranks than the dense layers' tp group have their own group.
+  if (is_moe(in.model) && expert_tp(p) > 1 && expert_tp(p) != p.tp) g.add("etp", expert_tp(p), 2);
   if (in.model.tied_embeddings && p.pp > 1) g.add("embedding", 2, 2);
   return g;
 }

@@ -89,7 +89,11 @@ bool one_node_plan(const PlanInput& in, const Derived& d, PlanInput& one) {
   one.cluster.nodes = 1;
   one.parallel.dp = gpn / model_parallel;
   one.parallel.zero_shard_size = 0;
-  if (one.parallel.ep > one.parallel.dp * one.parallel.cp) return false;
+  const ParallelSpec& op = one.parallel;
+  if (static_cast<long long>(op.tp) * op.cp * op.dp %
+          (static_cast<long long>(expert_tp(op)) * op.ep) !=
+      0)
+    return false;
   one.training.global_batch = in.training.micro_batch * one.parallel.dp * d.grad_accum;
   return true;
 }

@@ -195,14 +195,15 @@ RlResult compute_rl(const PlanInput& in, const PlanResult& plan, const PlanResul
 
   const double tp = in.parallel.tp, shard = in.parallel.zero >= 3 ? plan.derived.shard_group : 1;
   // A frozen model (reference, reward) in 16 bits, sharded like the actor: the dense part over
-  // tp × pp, the routed experts over ep × tp × pp (the ledger's expert split), ZeRO-3 over the
-  // shard group.
+  // tp × pp, the routed experts over ep × etp × pp (the ledger's expert split), ZeRO-3 over
+  // the shard group.
   const double experts_p = is_moe(m) ? moe_layers(m) * layer_params(m, true).expert_matrix : 0.0;
   const double pp = in.parallel.pp, ep = std::max(1, in.parallel.ep);
+  const double etp = expert_tp(in.parallel);
   const Expr frozen_e = (T("dense_params", P - experts_p, "parameters outside the experts") /
                              T("tp_pp", tp * pp, "tp × pp") +
                          T("expert_params", experts_p, "routed experts' parameters") /
-                             T("ep_tp_pp", ep * tp * pp, "ep × tp × pp")) *
+                             T("ep_etp_pp", ep * etp * pp, "ep × etp × pp")) *
                         Expr::constant(2) / T("shard", shard, "ZeRO-3 shards");
   const double frozen_b = frozen_e.value();
   const int frozen_models = (rl.reference ? 1 : 0) + (rl.reward_model ? 1 : 0);

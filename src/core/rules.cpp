@@ -35,7 +35,9 @@ void check_tp(Violations& in, const PlanInput& p) {
                          "it (kv heads replicated)",
                          tp, m.kv_heads));
   const int ffn = is_moe(m) ? m.expert_ffn : m.ffn;
-  if (ffn % tp != 0)
+  // Experts split over their own etp are checked with it (check_experts).
+  const bool experts_own_split = is_moe(m) && expert_tp(p.parallel) != tp;
+  if (ffn % tp != 0 && !experts_own_split)
     in.error("parallel.tp",
              fmt::format("parallel.tp ({}) must divide the MLP width ({})", tp, ffn));
   if (is_moe(m) && dense_mlp_layers(m) > 0 && m.ffn % tp != 0)
@@ -261,7 +263,15 @@ void check_placement(Violations& in, const PlanInput& p) {
 void check_experts(Violations& in, const PlanInput& p) {
   const ParallelSpec& par = p.parallel;
   const ModelSpec& m = p.model;
-  if (par.ep == 1) return;
+  const int etp = expert_tp(par);
+  if (par.etp > 0 && par.etp != par.tp && !is_moe(m)) {
+    in.error("parallel.etp",
+             fmt::format("parallel.etp ({}) splits routed experts: it needs a MoE model "
+                         "(model.experts > 0), or leave it 0 (= tp)",
+                         par.etp));
+    return;
+  }
+  if (par.ep == 1 && etp == par.tp) return;
   if (!is_moe(m)) {
     in.error("parallel.ep",
              fmt::format("parallel.ep ({}) needs a MoE model (model.experts > 0)", par.ep));
@@ -270,9 +280,23 @@ void check_experts(Violations& in, const PlanInput& p) {
   if (m.experts % par.ep != 0)
     in.error("parallel.ep",
              fmt::format("parallel.ep ({}) must divide model.experts ({})", par.ep, m.experts));
-  if ((par.dp * par.cp) % par.ep != 0)
-    in.error("parallel.ep",
-             fmt::format("parallel.ep ({}) must divide dp × cp = {}", par.ep, par.dp * par.cp));
+  // Megatron-Core (core/parallel_state.py initialize_model_parallel): the expert layout
+  // etp × ep × expert-dp must fill a stage's ranks (tp × cp × dp); with etp = tp that is
+  // ep | cp × dp.
+  const long long stage = static_cast<long long>(par.tp) * par.cp * par.dp;
+  if (stage % (static_cast<long long>(etp) * par.ep) != 0) {
+    if (etp == par.tp)
+      in.error("parallel.ep", fmt::format("parallel.ep ({}) must divide dp × cp = {} (or set "
+                                          "parallel.etp = 1 to spread experts over tp too)",
+                                          par.ep, par.dp * par.cp));
+    else
+      in.error("parallel.etp",
+               fmt::format("parallel.etp × parallel.ep ({} × {}) must divide tp × cp × dp = {}",
+                           etp, par.ep, stage));
+  }
+  if (etp != par.tp && m.expert_ffn % etp != 0)
+    in.error("parallel.etp",
+             fmt::format("parallel.etp ({}) must divide model.expert_ffn ({})", etp, m.expert_ffn));
 }
 
 void check_sharding(Violations& in, const PlanInput& p) {
@@ -554,6 +578,7 @@ std::vector<RuleViolation> knob_violations(const PlanInput& base, const std::str
   PlanInput p = base;
   ParallelSpec& par = p.parallel;
   par.tp = par.pp = par.cp = par.ep = 1;
+  par.etp = 0;
   par.virtual_stages = 1;
   par.schedule = Schedule::one_f_one_b;
   par.stage_layers.clear();

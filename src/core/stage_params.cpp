@@ -1,7 +1,8 @@
 // Which parameters one GPU holds: tensor parallelism splits matrix weights, column-parallel
 // biases and the vocabulary (Megatron-LM: Shoeybi et al. 2019, §3); norms, row-parallel biases
-// and routers are replicated; experts are split over ep × tp; pipeline stages hold their own
-// layers, the embedding on the first stage and the LM head on the last (docs/formulas.md#tp).
+// and routers are replicated; experts are split over ep × etp (parallel.etp, tp by default);
+// pipeline stages hold their own layers, the embedding on the first stage and the LM head on
+// the last (docs/formulas.md#tp).
 #include "stage_params.hpp"
 
 #include <algorithm>
@@ -28,7 +29,7 @@ struct MatrixShape {
 // The GEMM weights of one layer as one TP rank holds them (q, k, v, o and two or three MLP
 // matrices).
 struct Matrices {
-  std::array<MatrixShape, 10> list{};
+  std::array<MatrixShape, 12> list{};
   int count = 0;
   void push_back(MatrixShape s) { list[count++] = s; }
   const MatrixShape* begin() const { return list.data(); }
@@ -38,7 +39,7 @@ struct Matrices {
 // The GEMM weights of one layer as one TP rank holds them: attention (q, k, v, o; MLA: the
 // down-projections, the up-projections, o) and the MLP's two or three matrices (a MoE layer:
 // the local experts' and the shared experts').
-Matrices layer_matrices(const ModelSpec& m, int tp, int ep, bool moe) {
+Matrices layer_matrices(const ModelSpec& m, int tp, int etp, int ep, bool moe) {
   const double h = m.hidden;
   const double d = head_dim(m);
   const double q = m.heads * d / tp;
@@ -62,16 +63,19 @@ Matrices layer_matrices(const ModelSpec& m, int tp, int ep, bool moe) {
       out.push_back(s);
   }
   const int mats = is_gated(m.ffn_act) ? 3 : 2;
-  double f = m.ffn / static_cast<double>(tp);
-  double copies = 1;
-  if (moe) {
-    // Local experts and the shared ones, as one stack per matrix (rows × copies).
-    f = m.expert_ffn / static_cast<double>(tp);
-    copies = m.experts / static_cast<double>(ep) +
-             m.shared_experts * static_cast<double>(shared_ffn(m)) / m.expert_ffn;
+  auto mlp = [&](double f, double copies) {
+    for (int i = 0; i < mats - 1; ++i) out.push_back({h * copies, f});
+    out.push_back({f * copies, h});
+  };
+  if (!moe) {
+    mlp(m.ffn / static_cast<double>(tp), 1);
+    return out;
   }
-  for (int i = 0; i < mats - 1; ++i) out.push_back({h * copies, f});
-  out.push_back({f * copies, h});
+  // The local experts as one stack per matrix (rows × copies), split over etp; the shared
+  // experts are a dense MLP over tp.
+  mlp(m.expert_ffn / static_cast<double>(etp), m.experts / static_cast<double>(ep));
+  if (m.shared_experts > 0)
+    mlp(m.shared_experts * static_cast<double>(shared_ffn(m)) / static_cast<double>(tp), 1);
   return out;
 }
 
@@ -116,6 +120,7 @@ StageParams stage_params(const PlanInput& in, int layers, bool first, bool last)
   const int tp = in.parallel.tp;
   const int pp = in.parallel.pp;
   const int ep = in.parallel.ep;
+  const int etp = expert_tp(in.parallel);
   StageParams s;
   if (m.count_only) {
     // No architecture: spread the count evenly over tp × pp (stated in a warning).
@@ -140,13 +145,13 @@ StageParams stage_params(const PlanInput& in, int layers, bool first, bool last)
         lp.col_bias / tp + lp.kv_bias * kv_scale + lp.row_bias + lp.router + lp.norm;
     const double layer_matrix = q_o / tp + lp.kv_matrix * kv_scale + lp.latent_matrix +
                                 lp.mlp_matrix / tp + lp.shared_matrix / tp;
-    const double layer_expert = lp.expert_matrix / (static_cast<double>(tp) * ep);
+    const double layer_expert = lp.expert_matrix / (static_cast<double>(etp) * ep);
     s.dense += n * (layer_matrix + layer_vectors);
     s.expert += n * layer_expert;
     s.matrix += n * (layer_matrix + layer_expert);
     vectors += n * layer_vectors;
     double f = 0;
-    for (const MatrixShape& ms : layer_matrices(m, tp, ep, moe)) f += ms.rows + ms.cols;
+    for (const MatrixShape& ms : layer_matrices(m, tp, etp, ep, moe)) f += ms.rows + ms.cols;
     factored += n * f;
   }
 

@@ -355,7 +355,12 @@ V checkpoint_size(const PlanInput& in, const Derived& d) {
 template <typename V>
 Items<V> state_items(const PlanInput& in, const Derived& derived, const StageParams& sp) {
   const int d = derived.shard_group;
-  Context c{in, Shards{d, std::max(1, d / std::max(1, in.parallel.ep))}, {}, {}, in.parallel.zero};
+  // The experts' shards: the dense shard group's ranks times tp (a stage's ranks) over the
+  // ranks one expert spans (etp × ep); d / ep with etp = tp.
+  const long long expert_shard =
+      static_cast<long long>(d) * in.parallel.tp /
+      (static_cast<long long>(expert_tp(in.parallel)) * std::max(1, in.parallel.ep));
+  Context c{in, Shards{d, static_cast<int>(std::max(1LL, expert_shard))}, {}, {}, in.parallel.zero};
   c.all = Holding{sp.dense, sp.expert};
   if (in.training.finetune == Finetune::full) {
     const double share = derived.params > 0 ? derived.trainable_params / derived.params : 1.0;

@@ -76,6 +76,8 @@ std::string_view key_of(Knob k) {
       return "training.optimizer_impl";
     case Knob::precision:
       return "training.precision";
+    case Knob::etp:
+      return "parallel.etp";
   }
   return "?";
 }
@@ -121,6 +123,7 @@ bool knob_is_count(Knob k) {
     case Knob::dp:
     case Knob::zero:
     case Knob::nccl_channels:
+    case Knob::etp:
       return true;
     default:
       return false;
@@ -177,6 +180,8 @@ std::int64_t knob_value(const PlanInput& in, Knob k) {
       return as_int(t.optimizer_impl);
     case Knob::precision:
       return t.recipe == Recipe::nvfp4 ? 2 : t.precision == DType::fp8 ? 1 : 0;
+    case Knob::etp:
+      return expert_tp(p);
   }
   return 0;
 }
@@ -271,6 +276,9 @@ PlanInput apply(const PlanInput& in, const Change& c) {
           t.recipe = Recipe::none;
         else if (t.recipe == Recipe::none || t.recipe == Recipe::nvfp4)
           t.recipe = Recipe::tensorwise;
+        break;
+      case Knob::etp:
+        p.etp = static_cast<int>(v);
         break;
     }
     out.provenance.set(key_of(e.knob), Source::change);

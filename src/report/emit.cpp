@@ -84,6 +84,8 @@ std::string megatron(const PlanInput& in, const std::string& title) {
   arg("--pipeline-model-parallel-size", p.pp);
   if (p.cp > 1) arg("--context-parallel-size", p.cp);
   if (p.ep > 1) arg("--expert-model-parallel-size", p.ep);
+  // Megatron-LM's default expert tensor-parallel size is tp (training/arguments.py).
+  if (is_moe(in.model) && expert_tp(p) != p.tp) arg("--expert-tensor-parallel-size", expert_tp(p));
   if (p.ep > 1 && p.ep_dispatch == EpDispatch::deepep) flag("--moe-enable-deepep");
   if (p.ep > 1 && p.ep_dispatch == EpDispatch::allgather)
     arg("--moe-token-dispatcher-type", "allgather");
@@ -214,6 +216,8 @@ std::string torchtitan(const PlanInput& in, const std::string& title) {
       "context_parallel_degree = {}\n",
       p.tp, p.pp, p.cp);
   if (p.ep > 1) out += fmt::format("expert_parallel_degree = {}\n", p.ep);
+  // torchtitan's default expert tensor-parallel degree is 1 (config/job_config.py).
+  if (p.ep > 1) out += fmt::format("expert_tensor_parallel_degree = {}\n", expert_tp(p));
   // torchtitan's ParallelDims: world = dp_replicate × dp_shard × cp × tp × pp, and FSDP
   // shards over dp_shard × cp (torchtitan/distributed/parallel_dims.py). The plan's dp is
   // dp_replicate × dp_shard; its HSDP shard group (zero_shard_size) spans dp_shard × cp ranks.

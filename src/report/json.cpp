@@ -187,6 +187,7 @@ json parallel_json(const ParallelSpec& p) {
   j["dp"] = p.dp;
   j["cp"] = p.cp;
   j["ep"] = p.ep;
+  j["etp"] = expert_tp(p);
   j["sequence_parallel"] = p.sequence_parallel;
   j["zero"] = p.zero;
   j["zero_shard_size"] = p.zero_shard_size;

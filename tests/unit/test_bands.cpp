@@ -127,9 +127,10 @@ TEST_CASE("the bands hold the cases of sources they were not built from", "[band
   // at its low end); with one source allowed they took torchtitan's (0.95-1.12), 79 % inside
   // and 15 % above. The MoE pre-training rows are two sources, Megatron-Bridge's tables
   // (time-moe, 12) and the Megatron-Core MoE model zoo (16): each left out takes every case's
-  // band, and they lie on both sides of it (6 of 28 inside, 7 above: time-moe's Qwen3-30B-A3B
-  // rows, 1.22-2.17 times slower than planned; 15 below: the model zoo's rows, 20-56 % faster
-  // than planned), counted apart.
+  // band. 20 of 28 inside, 5 above (four of time-moe's Qwen3-30B-A3B rows, 1.48-2.17 times
+  // slower than planned, and the model zoo's 4k tp 4 row, 1.50), counted apart; before
+  // parallel.etp the model zoo's rows, planned with experts split over tp, lay 20-56 % below
+  // and 6 were inside.
   for (Quantity q : {Quantity::memory, Quantity::time}) {
     struct Count {
       int n = 0, inside = 0, above = 0;
@@ -161,8 +162,8 @@ TEST_CASE("the bands hold the cases of sources they were not built from", "[band
     CHECK(half[half.size() / 2] <= (q == Quantity::memory ? 0.25 : 0.31));
     if (q == Quantity::time) {
       CHECK(moe.n >= 28);
-      CHECK(moe.inside >= 6);
-      CHECK(moe.above <= 7);
+      CHECK(moe.inside >= 20);
+      CHECK(moe.above <= 5);
     }
   }
   // RL steps: 38 scored runs of five sources; each held out of its family (RL · dense or

@@ -2,9 +2,15 @@
 // correction (docs/formulas.md).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "collectives.hpp"
 #include "helpers.hpp"
 #include "timing.hpp"
+#include "trainledger/config.hpp"
+#include "trainledger/layout_search.hpp"
+#include "trainledger/whatif.hpp"
 
 using namespace trainledger;
 
@@ -567,4 +573,175 @@ TEST_CASE("MoE allgather dispatcher: every rank gathers the group's tokens whole
                      "parallel.ep_dispatch=\"allgather\"", "--emit", "megatron"});
   REQUIRE(emitted.code == 0);
   CHECK(emitted.out.find("--moe-token-dispatcher-type allgather") != std::string::npos);
+}
+
+namespace {
+
+// Mixtral 8x7B on 16 H100s as Megatron-Core runs it: tp 2 with sequence parallelism, ep 4,
+// dp 8, the distributed optimizer.
+const std::string k_mixtral_mcore = R"(
+[model]
+preset = "mixtral-8x7b"
+[training]
+seq_len = 4096
+global_batch = 16
+framework = "megatron"
+[parallel]
+tp = 2
+sequence_parallel = true
+ep = 4
+dp = 8
+zero = 1
+[cluster]
+gpu = "h100-sxm5-80gb"
+nodes = 2
+)";
+
+double stage_term(const PlanResult& p, ItemId id, const std::string& key) {
+  const LineItem* i = find_item(p.stages.at(0).items, id);
+  REQUIRE(i);
+  for (const Term& t : i->terms)
+    if (t.key == key) return t.value;
+  FAIL("no term " << key);
+  return 0;
+}
+
+const Collective& call(const LineItem& item, const std::string& collective) {
+  for (const Collective& c : item.collectives)
+    if (c.collective == collective) return c;
+  FAIL("no " << collective);
+  return item.collectives.front();
+}
+
+}  // namespace
+
+TEST_CASE("expert tensor parallelism: parallel.etp splits the experts, not tp",
+          "[corrections][comm][memory]") {
+  const PlanResult split = test::plan_text(k_mixtral_mcore);  // etp 0: tp, Megatron's default
+  const PlanResult whole = test::plan_text(k_mixtral_mcore, {"parallel.etp=1"});
+  CHECK(split.input.parallel.etp == 0);
+  CHECK(expert_tp(split.input.parallel) == 2);
+  CHECK(expert_tp(whole.input.parallel) == 1);
+  // Mixtral's routed experts: 32 layers × 8 × 3 × 4096 × 14336 parameters, over etp × ep.
+  const double experts = 32.0 * 8 * 3 * 4096 * 14336;
+  CHECK(stage_term(split, ItemId::params, "expert_params") == Approx(experts / 8));
+  CHECK(stage_term(whole, ItemId::params, "expert_params") == Approx(experts / 4));
+  // The distributed optimizer shards them over the expert-data-parallel group
+  // (tp × dp / (etp × ep): 2 or 4 ranks): the same state per GPU either way.
+  CHECK(find_item(whole.stages[0].items, ItemId::optimizer_m)->value ==
+        Approx(find_item(split.stages[0].items, ItemId::optimizer_m)->value));
+  CHECK(comm(split, ItemId::comm_dp).collectives.back().group_size == 2);
+  CHECK(comm(whole, ItemId::comm_dp).collectives.back().group_size == 4);
+
+  // The all-to-all moves the rank's sequence-parallel share of the tokens (4096 / 2), k = 2
+  // copies at the 1.25 imbalance; with etp = tp the dispatcher then gathers the received tokens
+  // over the expert-tensor-parallel group and reduce-scatters the outputs (per MoE layer and
+  // micro-batch one pair each way); with etp = 1 there is nothing to gather.
+  const double a2a = 2048.0 * 2 * 1.25 * 4096 * 2;
+  const LineItem& ep_split = comm(split, ItemId::comm_ep);
+  const LineItem& ep_whole = comm(whole, ItemId::comm_ep);
+  CHECK(call(ep_split, "all-to-all").message_bytes == Approx(a2a));
+  CHECK(call(ep_whole, "all-to-all").message_bytes == Approx(a2a));
+  CHECK(call(ep_split, "all-to-all").calls_per_step == 4 * 32 * 2);
+  CHECK(call(ep_split, "all-gather").message_bytes == Approx(2 * a2a));
+  CHECK(call(ep_split, "all-gather").group_size == 2);
+  CHECK(call(ep_split, "all-gather").calls_per_step == 2 * 32 * 2);
+  CHECK(call(ep_split, "reduce-scatter").calls_per_step == 2 * 32 * 2);
+  CHECK(ep_whole.collectives.size() == 1);
+  // Megatron's MoE layer has no tensor-parallel gather of its own (no shared experts): the
+  // attention's 3 gathers and 2 reduce-scatters per layer remain, of the 6 and 4 a dense layer
+  // (or PyTorch's MoE layer) has.
+  CHECK(calls_of(comm(split, ItemId::comm_tp), "all-gather") == 3 * 32 * 2);
+  CHECK(calls_of(comm(split, ItemId::comm_tp), "reduce-scatter") == 2 * 32 * 2);
+  const PlanResult torch = test::plan_text(k_mixtral_mcore, {"training.framework=\"pytorch\""});
+  CHECK(calls_of(comm(torch, ItemId::comm_tp), "all-gather") == 6 * 32 * 2);
+  // The experts' first GEMM keeps the gathered input: etp times the rank's share.
+  CHECK(find_item(split.stages[0].items, ItemId::activations)->value >
+        find_item(whole.stages[0].items, ItemId::activations)->value);
+}
+
+TEST_CASE("expert tensor parallelism: the expert rank order places ep inside the node",
+          "[corrections][comm]") {
+  // Megatron-Core's expert RankGenerator (tp = etp, cp folded, ep just inside dp): with tp 2 ·
+  // cp 2 · dp 4 on 2 nodes of 8, ep 4 is 4 ranks 2 apart (etp = tp) or consecutive (etp = 1),
+  // one node either way; dp's stride (tp × cp = 4) would span both nodes.
+  const PlanInput cp = test::load_text(k_mixtral_mcore, {"parallel.cp=2", "parallel.dp=4"}).input;
+  const Group ep = group_of(cp, "ep", 4);
+  CHECK(ep.stride == 2);
+  CHECK(ep.nodes() == 1);
+  CHECK(group_of(cp, "dp_expert", expert_dp(cp.parallel)).stride == 8);
+  CHECK(expert_dp(cp.parallel) == 2);
+  PlanInput one = cp;
+  one.parallel.etp = 1;
+  CHECK(group_of(one, "ep", 4).stride == 1);
+  CHECK(group_of(one, "dp_expert", expert_dp(one.parallel)).stride == 4);
+  CHECK(expert_dp(one.parallel) == 4);
+}
+
+TEST_CASE("expert tensor parallelism: the rules and the stacks' flags", "[corrections][errors]") {
+  // ep must fit the ranks left beside etp: ep 16 with tp 2 · dp 8 needs etp 1.
+  const auto refused = test::load_errors(k_mixtral_mcore, {"parallel.ep=16", "model.experts=16"});
+  REQUIRE(!refused.empty());
+  CHECK_THAT(refused.front(), Catch::Contains("parallel.ep (16) must divide dp × cp = 8") &&
+                                  Catch::Contains("parallel.etp = 1"));
+  CHECK(test::load_errors(k_mixtral_mcore, {"parallel.ep=16", "model.experts=16", "parallel.etp=1"})
+            .empty());
+  auto first_error = [](const std::vector<std::string>& sets) {
+    const auto errors = test::load_errors(k_mixtral_mcore, sets);
+    REQUIRE(!errors.empty());
+    return errors.front();
+  };
+  CHECK_THAT(first_error({"parallel.ep=8", "parallel.etp=4"}),
+             Catch::Contains("parallel.etp × parallel.ep (4 × 8) must divide tp × cp × dp = 16"));
+  // A dense model has no experts to split.
+  CHECK_THAT(first_error({"model.preset=\"llama-3.1-8b\"", "parallel.ep=1", "parallel.etp=1"}),
+             Catch::Contains("parallel.etp (1) splits routed experts"));
+  // Megatron-LM's flag out and back in; torchtitan's default degree is 1.
+  const auto dir =
+      std::filesystem::path(test::scratch_folder("etp-emit", {{"train.sh", ""}})).parent_path();
+  const auto emitted = test::run_cli({"plan", test::source_path("configs/plans/default.toml"),
+                                      "--set", "model.preset=\"mixtral-8x7b\"", "--set",
+                                      "parallel.ep=2", "--set", "parallel.etp=1", "--set",
+                                      "training.framework=\"megatron\"", "--emit", "megatron"});
+  REQUIRE(emitted.code == 0);
+  CHECK_THAT(emitted.out, Catch::Contains("--expert-tensor-parallel-size 1"));
+  std::ofstream(dir / "train.sh") << emitted.out;
+  std::ofstream(dir / "plan.toml") << "[import]\nmegatron = \"train.sh\"\n[cluster]\ngpu = "
+                                      "\"h100-sxm5-80gb\"\n";
+  const auto back = config::load_plan_file((dir / "plan.toml").string(), {});
+  CHECK(back.input.parallel.etp == 1);
+  std::ofstream(dir / "job.toml") << "[parallelism]\nexpert_parallel_degree = 2\n"
+                                     "tensor_parallel_degree = 2\n";
+  std::ofstream(dir / "plan.toml") << "[import]\ntorchtitan = \"job.toml\"\n[model]\npreset = "
+                                      "\"mixtral-8x7b\"\n[cluster]\ngpu = \"h100-sxm5-80gb\"\n";
+  CHECK(config::load_plan_file((dir / "plan.toml").string(), {}).input.parallel.etp == 1);
+}
+
+TEST_CASE("expert tensor parallelism: a lever and a searched dimension", "[corrections][search]") {
+  // Qwen3-30B-A3B with tp 2 · ep 8 · dp 8 on two nodes of 8: with the experts split over tp the
+  // ep group's ranks are 2 apart and span both nodes; whole experts put it in one node.
+  const PlanResult split =
+      test::plan_text(k_mixtral_mcore, {"model.preset=\"qwen3-30b-a3b\"", "parallel.ep=8"});
+  const PlanResult whole = test::plan_text(
+      k_mixtral_mcore, {"model.preset=\"qwen3-30b-a3b\"", "parallel.ep=8", "parallel.etp=1"});
+  CHECK(call(comm(split, ItemId::comm_ep), "all-to-all").link == "inter-node");
+  CHECK(call(comm(whole, ItemId::comm_ep), "all-to-all").link == "intra-node");
+  const double before = value_of(split.time, ItemId::throughput_tokens_per_s_per_gpu);
+  const double after = value_of(whole.time, ItemId::throughput_tokens_per_s_per_gpu);
+  REQUIRE(after > before * 1.1);
+  bool offered = false;
+  for (const Lever& l : find_levers(split, 10))
+    if (l.change.size() == 1 && l.change.begin()->knob == Knob::etp) {
+      offered = true;
+      CHECK(l.change.begin()->to == 1);
+      CHECK(l.throughput_after == Approx(after));
+    }
+  CHECK(offered);
+  // search tries both sizes for a MoE model under tp > 1.
+  SearchOptions o;
+  o.top = 100000;
+  const SearchResult r = search_layouts(split.input, o);
+  int whole_layouts = 0;
+  for (const Layout& l : r.top) whole_layouts += l.tp > 1 && l.etp == 1;
+  CHECK(whole_layouts > 0);
 }
