@@ -37,6 +37,19 @@ enum class CheckpointFormat { sharded, gathered };
 // DeepEP's internode kernels (one copy per remote node, forwarded over NVLink), or Megatron-Core's
 // allgather dispatcher (the group's tokens gathered whole, the outputs reduce-scattered).
 enum class EpDispatch { nccl, deepep, allgather };
+// What selective recompute runs again (Megatron-LM --recompute-modules,
+// transformer_config.py recompute_modules): bits of TrainingSpec::recompute_modules.
+enum class RecomputeModule : std::uint8_t {
+  core_attn = 1,       // the attention core (the planner's selective recompute)
+  layernorm = 2,       // a norm run as its own module (a MoE layer's pre-MLP norm)
+  mlp = 4,             // a dense layer's MLP
+  moe = 8,             // a MoE layer whole: router, dispatch, experts, combine, shared experts
+  moe_act = 16,        // the routed experts' activation function
+  shared_experts = 32  // the shared experts
+};
+constexpr bool recomputes(std::uint8_t modules, RecomputeModule m) {
+  return (modules & static_cast<std::uint8_t>(m)) != 0;
+}
 // NCCL's algorithm for the plan's collectives (parallel.allreduce): its tuner's pick per call
 // (ring or tree for an all-reduce across nodes, ring or PAT for an all-gather or reduce-scatter
 // over one rank per node), rings only (NCCL_ALGO=ring), or the data-parallel all-reduce as a tree.
@@ -78,6 +91,9 @@ struct TrainingSpec {
   DType optimizer_dtype = DType::fp32;
   Recompute recompute = Recompute::none;
   double recompute_layers = 1.0;
+  // Selective recompute's modules (training.recompute_modules, Megatron-LM
+  // --recompute-modules): bits of RecomputeModule; the attention core alone by default.
+  std::uint8_t recompute_modules = 1;
   Attention attention = Attention::flash;
   double dropout = 0.0;
   // MoE routing: a capacity factor (> 0: an expert takes at most c × its mean share of the

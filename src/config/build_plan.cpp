@@ -195,6 +195,16 @@ TrainingSpec build_training(Resolution& r, const Reader& in) {
     record_text(r, "training.optimizer_impl", std::string(to_string(t.optimizer_impl)));
   }
   t.recompute = from_string(in.text("training.recompute"), Recompute::none);
+  t.recompute_modules = 0;
+  for (const std::string& n : in.get<std::vector<std::string>>("training.recompute_modules")) {
+    const RecomputeModule m = n == "layernorm"        ? RecomputeModule::layernorm
+                              : n == "mlp"            ? RecomputeModule::mlp
+                              : n == "moe"            ? RecomputeModule::moe
+                              : n == "moe_act"        ? RecomputeModule::moe_act
+                              : n == "shared_experts" ? RecomputeModule::shared_experts
+                                                      : RecomputeModule::core_attn;
+    t.recompute_modules |= static_cast<std::uint8_t>(m);
+  }
   t.recompute_layers = in.number("training.recompute_layers");
   t.attention = from_string(in.text("training.attention"), Attention::flash);
   t.dropout = in.number("training.dropout");

@@ -169,7 +169,9 @@ void attention_tensors(const PlanInput& in, Tensors& out) {
 }
 
 // MLP on `tokens` tokens of width f: what autograd keeps (PyTorch eager for gated MLPs).
-void mlp_core(const PlanInput& in, double tokens, double f, std::string_view prefix, Tensors& out) {
+// `act_modules`: the recompute modules that drop the activation function's outputs.
+void mlp_core(const PlanInput& in, double tokens, double f, std::string_view prefix, Tensors& out,
+              std::uint8_t act_modules = 0) {
   const double ab = act_bytes(in);
   if (is_gated(in.model.ffn_act)) {
     SavedTensor gate = tensor(Text(prefix, "gate_out"), tokens * f, ab, Split::tp);
@@ -178,11 +180,15 @@ void mlp_core(const PlanInput& in, double tokens, double f, std::string_view pre
     out.push_back(tensor(Text(prefix, "up_out"), tokens * f, ab, Split::tp));
     // PyTorch eager keeps silu(gate) for the product's backward; a fused SwiGLU recomputes it
     // from the saved gate and up outputs (Megatron-LM's bias_swiglu_impl).
-    if (!in.training.fused_swiglu)
-      out.push_back(tensor(Text(prefix, "act_out"), tokens * f, ab, Split::tp));
+    if (!in.training.fused_swiglu) {
+      SavedTensor act = tensor(Text(prefix, "act_out"), tokens * f, ab, Split::tp);
+      act.modules = act_modules;
+      out.push_back(act);
+    }
     SavedTensor down_in =
         tensor(Text(prefix, "down_in"), tokens * f, gemm_input_bytes(in), Split::tp);
     down_in.weight_input_of = target_bit(LoraTarget::down);
+    down_in.modules = act_modules;
     out.push_back(down_in);
   } else {
     SavedTensor fc1 = tensor(Text(prefix, "fc1_out"), tokens * f, ab, Split::tp);
@@ -190,8 +196,15 @@ void mlp_core(const PlanInput& in, double tokens, double f, std::string_view pre
     out.push_back(fc1);
     SavedTensor act = tensor(Text(prefix, "act_out"), tokens * f, gemm_input_bytes(in), Split::tp);
     act.weight_input_of = target_bit(LoraTarget::down);  // the second matmul's input
+    act.modules = act_modules;
     out.push_back(act);
   }
+}
+
+// Tags the tensors from `first` on with recompute modules.
+void tag(Tensors& out, int first, RecomputeModule m) {
+  SavedTensor* items = out.begin();
+  for (int i = first; i < out.size(); ++i) items[i].modules |= static_cast<std::uint8_t>(m);
 }
 
 void mlp_tensors(const PlanInput& in, bool moe_layer, Tensors& out) {
@@ -199,13 +212,19 @@ void mlp_tensors(const PlanInput& in, bool moe_layer, Tensors& out) {
   const double T = local_tokens(in);
   const double h = m.hidden;
   const double ab = act_bytes(in);
+  const bool moe = is_moe(m) && moe_layer;
   norm_tensors(in, "mlp_norm", T * h, false, out);
   SavedTensor mlp_in = tensor("mlp_in", T * h, gemm_input_bytes(in), Split::seq);
   mlp_in.weight_input_of = target_bit(LoraTarget::gate) | target_bit(LoraTarget::up);
+  // A MoE layer's pre-MLP norm is its own module in Megatron-Core (TENorm, not fused into a
+  // LayerNormMLP): --recompute-modules layernorm drops its output, the MoE block's input
+  // (transformer_layer.py, recompute_pre_mlp_layernorm).
+  if (moe) mlp_in.modules = static_cast<std::uint8_t>(RecomputeModule::layernorm);
   out.push_back(mlp_in);
-  if (is_moe(m) && moe_layer) {
+  if (moe) {
     // The routed tensors at the balanced T·k; tensor_bytes scales them by the routing load.
     const double routed = T * m.experts_per_token;
+    const int first_moe = out.size();
     out.push_back(tensor("router_probs", T * m.experts, k_fp32, Split::seq));
     const int first_routed = out.size();
     // Megatron-Core's alltoall dispatcher gathers the routed tokens over the expert-tensor-
@@ -215,14 +234,24 @@ void mlp_tensors(const PlanInput& in, bool moe_layer, Tensors& out) {
     // before the combine, which keeps the rank's share.
     const double gathered = megatron_moe_dispatch(in) ? expert_tp(in.parallel) : 1;
     out.push_back(tensor("expert_in", routed * h * gathered, ab, Split::seq));
-    mlp_core(in, routed, m.expert_ffn, "expert_", out);
+    // The activation's output (the second GEMM's input, and eager SwiGLU's product):
+    // --recompute-modules moe_act recomputes it from the first GEMM's output.
+    mlp_core(in, routed, m.expert_ffn, "expert_", out,
+             static_cast<std::uint8_t>(RecomputeModule::moe_act));
     out.push_back(tensor("expert_out", routed * h, ab, Split::seq));
     SavedTensor* items = out.begin();
     for (int i = first_routed; i < out.size(); ++i) items[i].routed = true;
-    if (m.shared_experts > 0)
+    if (m.shared_experts > 0) {
+      const int first_shared = out.size();
       mlp_core(in, T, static_cast<double>(shared_ffn(m)) * m.shared_experts, "shared_", out);
+      tag(out, first_shared, RecomputeModule::shared_experts);
+    }
+    // --recompute-modules moe checkpoints the whole MoE layer from its input.
+    tag(out, first_moe, RecomputeModule::moe);
   } else {
+    const int first_mlp = out.size();
     mlp_core(in, T, m.ffn, "", out);
+    tag(out, first_mlp, RecomputeModule::mlp);
   }
   if (is_gated(m.ffn_act)) {
     // The op policy saves every other matmul output: q, v, the MLP's first and last matmul.
@@ -264,7 +293,7 @@ bool kept(const SavedTensor& t, Recompute mode, bool compiled) {
     case Recompute::none:
       return !t.op_only;
     case Recompute::selective:
-      return !t.op_only && !t.core_attention;
+      return !t.op_only && !t.selective;
     case Recompute::op:
       return t.op_saved && (t.backward_reads || !compiled);
     case Recompute::full:
@@ -297,6 +326,13 @@ Tensors layer_tensors(const PlanInput& in, bool moe_layer) {
   mlp_tensors(in, moe_layer, out);
   lora_tensors(in, out);
   drop_frozen_inputs(in, out);
+  // What selective recompute drops: the tensors of the modules it runs again.
+  SavedTensor* items = out.begin();
+  for (int i = 0; i < out.size(); ++i) {
+    if (items[i].core_attention)
+      items[i].modules |= static_cast<std::uint8_t>(RecomputeModule::core_attn);
+    items[i].selective = (items[i].modules & in.training.recompute_modules) != 0;
+  }
   return out;
 }
 

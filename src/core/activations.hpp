@@ -27,8 +27,12 @@ struct SavedTensor {
   double bytes = 2;     // per element
   Split split = Split::seq;
   bool core_attention = false;  // recomputed by selective recompute (Korthikanti et al. §5)
-  bool op_saved = false;        // kept by the op policy (torchtitan's selective "op" AC)
-  bool op_only = false;         // exists only as a saved op output (not saved otherwise)
+  // The recompute modules (RecomputeModule bits) whose recomputation drops it, and whether the
+  // plan's selective recompute does (layer_tensors sets it from training.recompute_modules).
+  std::uint8_t modules = 0;
+  bool selective = false;
+  bool op_saved = false;  // kept by the op policy (torchtitan's selective "op" AC)
+  bool op_only = false;   // exists only as a saved op output (not saved otherwise)
   // Read by the backward. Eager selective AC caches every output its policy saves; under
   // torch.compile the partitioner saves only what the backward reads
   // (docs/formulas.md#activations).

@@ -255,6 +255,14 @@ int full_recomputed_layers(const PlanInput& in, int layers) {
              : 0;
 }
 
+// Layers whose named modules selective recompute runs again (training.recompute_modules).
+int selective_recomputed_layers(const PlanInput& in, int layers, RecomputeModule m) {
+  return in.training.recompute == Recompute::selective &&
+                 recomputes(in.training.recompute_modules, m)
+             ? static_cast<int>(in.training.recompute_layers * layers + 0.5)
+             : 0;
+}
+
 // The share of a stage's layers (with the multi-token-prediction ones on the last stage) that
 // have routed experts.
 double moe_layer_share(const PlanInput& in, int stage_layers, int mtp, bool first) {
@@ -283,7 +291,21 @@ void tp_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, 
                                  : 0.0;
   const double mlp_gathers = m * routed_only * (3.0 * layers + ckpt);
   const double mlp_scatters = m * routed_only * (2.0 * layers + ckpt);
-  const double per_step = m * (4.0 * layers + 2.0 * ckpt);
+  // Selective recompute of an MLP module (a dense MLP, a MoE layer's shared experts or the
+  // whole MoE layer where it gathers over tp) repeats its forward gather and reduce-scatter.
+  const double moe_layers_share = moe_layer_share(in, stage_layers, mtp, first);
+  double mlp_again =
+      selective_recomputed_layers(in, layers, RecomputeModule::mlp) * (1 - moe_layers_share);
+  const bool moe_tp_pair = moe_layers_share > 0 && routed_only == 0;
+  if (moe_tp_pair &&
+      (selective_recomputed_layers(in, layers, RecomputeModule::moe) > 0 ||
+       (in.model.shared_experts > 0 &&
+        selective_recomputed_layers(in, layers, RecomputeModule::shared_experts) > 0)))
+    mlp_again +=
+        std::max(selective_recomputed_layers(in, layers, RecomputeModule::moe),
+                 selective_recomputed_layers(in, layers, RecomputeModule::shared_experts)) *
+        moe_layers_share;
+  const double per_step = m * (4.0 * layers + 2.0 * ckpt + mlp_again);
   const Group g = group_of(in, "tp", p.tp);
   Builder<V> b(in);
   const ModelSpec& mo = in.model;
@@ -299,9 +321,10 @@ void tp_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, 
         (mo.q_lora_rank > 0 ? mo.q_lora_rank : mo.hidden) + mo.kv_lora_rank + mo.qk_rope_head_dim;
     const double latent = local_tokens(in) * latent_width * ab;
     const double L = layers, C = ckpt;
-    b.add(CollKind::all_gather, g, message, m * (4.0 * L + C) - mlp_gathers, "activations");
+    b.add(CollKind::all_gather, g, message, m * (4.0 * L + C + mlp_again) - mlp_gathers,
+          "activations");
     b.add(CollKind::all_gather, g, latent, m * (2.0 * L + C), "MLA latents");
-    b.add(CollKind::reduce_scatter, g, message, m * (3.0 * L + 2.0 * C) - mlp_scatters,
+    b.add(CollKind::reduce_scatter, g, message, m * (3.0 * L + 2.0 * C + mlp_again) - mlp_scatters,
           "activations");
     b.add(CollKind::reduce_scatter, g, latent, m * L, "MLA latents' gradients");
   } else if (p.sequence_parallel) {
@@ -375,8 +398,10 @@ void ep_items(const PlanInput& in, const Derived& d, int stage_layers, int mtp, 
   const double routed = tokens * in.model.experts_per_token * moe_load(in);
   double message = routed * in.model.hidden * ab;
   Builder<V> b(in);
-  // Dispatch and combine in forward and backward, and again in a recomputed forward.
-  const double ckpt = full_recomputed_layers(in, layers);
+  // Dispatch and combine in forward and backward, and again in a recomputed forward (full
+  // recompute, or selective recompute of the MoE layer: --recompute-modules moe).
+  const double ckpt = std::max(full_recomputed_layers(in, layers),
+                               selective_recomputed_layers(in, layers, RecomputeModule::moe));
   const double m = static_cast<double>(d.grad_accum);
   const double per_mb = moe_share * (4.0 * layers + 2.0 * ckpt);
   const double pairs = moe_share * (2.0 * layers + ckpt) * m;

@@ -22,6 +22,11 @@ struct LayerFlops {
   // forward, and the two backward GEMMs (input and weight gradients) of trainable layers.
   double gemm_forward_bytes = 0, gemm_backward_bytes = 0;
   double routed_matmul = 0;  // the routed experts' part of matmul (balanced load)
+  // Selective recompute's modules (training.recompute_modules): the forward matmul FLOPs each
+  // runs again, averaged over the layers as matmul is.
+  double moe_matmul = 0;     // a MoE layer whole: router, routed and shared experts
+  double shared_matmul = 0;  // the shared experts
+  double dense_mlp = 0;      // the dense layers' MLP
 };
 
 // A GEMM of an M × K input by a K × N weight reads both operands and writes its M × N result
@@ -69,6 +74,9 @@ LayerFlops layer_flops(const PlanInput& in) {
   f.matmul = 2 * T * ((attn + mlp) / t + attn_whole);
   f.routed_matmul =
       2 * T * moe_share * mats * h * m.expert_ffn * static_cast<double>(m.experts_per_token) / t;
+  f.moe_matmul = 2 * T * moe_share * moe_mlp / t;
+  f.shared_matmul = 2 * T * moe_share * mats * h * shared_width / t;
+  f.dense_mlp = 2 * T * (1 - moe_share) * mats * h * m.ffn / t;
   {
     const double operand = in.training.recipe == Recipe::nvfp4   ? 0.5
                            : in.training.precision == DType::fp8 ? 1.0
@@ -257,13 +265,25 @@ StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
   switch (in.training.recompute) {
     case Recompute::none:
       break;
-    case Recompute::selective:
-      // Only the attention core is recomputed; with flash attention it is part of the kernel.
-      if (in.training.attention == Attention::eager) {
+    case Recompute::selective: {
+      // The attention core (with flash attention it is part of the kernel, not recomputed on
+      // its own), and the modules training.recompute_modules names: their forward GEMMs.
+      const std::uint8_t mods = in.training.recompute_modules;
+      if (recomputes(mods, RecomputeModule::core_attn) &&
+          in.training.attention == Attention::eager) {
         s.recompute = ckpt * lf.attention;
         s.recompute_core = s.recompute;
       }
+      double gemm = 0;
+      if (recomputes(mods, RecomputeModule::moe))
+        gemm += lf.moe_matmul;
+      else if (recomputes(mods, RecomputeModule::shared_experts))
+        gemm += lf.shared_matmul;
+      if (recomputes(mods, RecomputeModule::mlp)) gemm += lf.dense_mlp;
+      s.recompute += ckpt * gemm;
+      s.recompute_gemm = ckpt * gemm;
       break;
+    }
     case Recompute::op:
       s.recompute = ckpt * lf.op_recomputed;
       s.recompute_gemm = s.recompute;
@@ -299,7 +319,9 @@ StageFlops stage_flops(const PlanInput& in, int stage_layers, bool last) {
         case Recompute::none:
           break;
         case Recompute::selective:
-          if (t.attention == Attention::eager) recomputed = 5;
+          if (recomputes(t.recompute_modules, RecomputeModule::core_attn) &&
+              t.attention == Attention::eager)
+            recomputed = 5;
           break;
         case Recompute::op:
           recomputed = 3;  // the saved-list policy's GEMMs (k, o, up or fc2)

@@ -424,6 +424,13 @@ void check_activation_offload(Violations& in, const PlanInput& p) {
 void check_training(Violations& in, const PlanInput& p) {
   const TrainingSpec& t = p.training;
   const ModelSpec& m = p.model;
+  // Megatron-LM reads --recompute-modules under --recompute-granularity selective only.
+  if (t.recompute != Recompute::selective &&
+      t.recompute_modules != static_cast<std::uint8_t>(RecomputeModule::core_attn))
+    in.error("training.recompute_modules",
+             fmt::format("training.recompute_modules names what selective recompute runs again: "
+                         "it needs training.recompute = \"selective\" (it is \"{}\")",
+                         to_string(t.recompute)));
   if (t.precision == DType::fp32 && t.grad_dtype != DType::fp32)
     in.error("training.grad_dtype",
              fmt::format("training.grad_dtype ({}) cannot be narrower than fp32 weights",

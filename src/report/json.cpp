@@ -159,6 +159,20 @@ json training_json(const PlanInput& in) {
   j["optimizer_impl"] = std::string(to_string(t.optimizer_impl));
   j["recompute"] = std::string(to_string(t.recompute));
   j["recompute_layers"] = t.recompute_layers;
+  {
+    // Selective recompute's modules (read with recompute = "selective" only).
+    nlohmann::json mods = nlohmann::json::array();
+    const std::pair<RecomputeModule, const char*> names[] = {
+        {RecomputeModule::core_attn, "core_attn"},
+        {RecomputeModule::layernorm, "layernorm"},
+        {RecomputeModule::mlp, "mlp"},
+        {RecomputeModule::moe, "moe"},
+        {RecomputeModule::moe_act, "moe_act"},
+        {RecomputeModule::shared_experts, "shared_experts"}};
+    for (const auto& [m, name] : names)
+      if (recomputes(t.recompute_modules, m)) mods.push_back(name);
+    j["recompute_modules"] = mods;
+  }
   j["attention"] = std::string(to_string(t.attention));
   j["dropout"] = t.dropout;
   j["grad_accum"] = t.grad_accum;

@@ -127,10 +127,12 @@ TEST_CASE("the bands hold the cases of sources they were not built from", "[band
   // at its low end); with one source allowed they took torchtitan's (0.95-1.12), 79 % inside
   // and 15 % above. The MoE pre-training rows are two sources, Megatron-Bridge's tables
   // (time-moe, 12) and the Megatron-Core MoE model zoo (16): each left out takes every case's
-  // band. 20 of 28 inside, 5 above (four of time-moe's Qwen3-30B-A3B rows, 1.48-2.17 times
-  // slower than planned, and the model zoo's 4k tp 4 row, 1.50), counted apart; before
-  // parallel.etp the model zoo's rows, planned with experts split over tp, lay 20-56 % below
-  // and 6 were inside.
+  // band. 17 of 28 inside, 8 above (seven of time-moe's Qwen3-30B-A3B rows, 1.22-2.17 times
+  // slower than planned, above the model zoo's 0.67-1.17 now that its rows are planned with
+  // their expert tensor-parallel size and recompute modules; and the model zoo's 4k tp 4 row,
+  // 1.50), counted apart. Before parallel.etp the model zoo's rows lay 20-56 % below and 6 were
+  // inside; with etp and without the recompute modules 20 were (the zoo's optimism covered
+  // time-moe's).
   for (Quantity q : {Quantity::memory, Quantity::time}) {
     struct Count {
       int n = 0, inside = 0, above = 0;
@@ -162,8 +164,8 @@ TEST_CASE("the bands hold the cases of sources they were not built from", "[band
     CHECK(half[half.size() / 2] <= (q == Quantity::memory ? 0.25 : 0.31));
     if (q == Quantity::time) {
       CHECK(moe.n >= 28);
-      CHECK(moe.inside >= 20);
-      CHECK(moe.above <= 5);
+      CHECK(moe.inside >= 17);
+      CHECK(moe.above <= 8);
     }
   }
   // RL steps: 38 scored runs of five sources; each held out of its family (RL · dense or

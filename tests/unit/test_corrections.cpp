@@ -745,3 +745,42 @@ TEST_CASE("expert tensor parallelism: a lever and a searched dimension", "[corre
   for (const Layout& l : r.top) whole_layouts += l.tp > 1 && l.etp == 1;
   CHECK(whole_layouts > 0);
 }
+
+TEST_CASE("selective recompute of named modules: Megatron-LM's --recompute-modules",
+          "[corrections][memory][time]") {
+  // Qwen3-30B-A3B (128 experts, no shared experts) under Megatron-Core, tp 2 · ep 8 · etp 1.
+  const std::vector<std::string> base = {"model.preset=\"qwen3-30b-a3b\"", "parallel.ep=8",
+                                         "parallel.etp=1"};
+  auto with = [&](std::vector<std::string> sets) {
+    sets.insert(sets.end(), base.begin(), base.end());
+    return test::plan_text(k_mixtral_mcore, sets);
+  };
+  const PlanResult none = with({});
+  const PlanResult attn = with({"training.recompute=\"selective\""});
+  const PlanResult moe = with(
+      {"training.recompute=\"selective\"", "training.recompute_modules=[\"layernorm\", \"moe\"]"});
+  auto activations = [](const PlanResult& p) {
+    return find_item(p.stages[0].items, ItemId::activations)->value;
+  };
+  auto step = [](const PlanResult& p) { return value_of(p.time, ItemId::time_step); };
+  // The MoE block's saved tensors (and its input, the pre-MLP norm's output) are dropped ...
+  CHECK(activations(moe) < 0.5 * activations(attn));
+  // ... and its forward runs again: the routed and router GEMMs, and the dispatcher's
+  // all-to-alls (dispatch and combine once more: 6 per MoE layer and micro-batch, not 4).
+  CHECK(value_of(moe.time, ItemId::time_recompute) > 0);
+  CHECK(value_of(attn.time, ItemId::time_recompute) == 0);
+  CHECK(step(moe) > step(none));
+  CHECK(calls_of(comm(moe, ItemId::comm_ep), "all-to-all") ==
+        1.5 * calls_of(comm(none, ItemId::comm_ep), "all-to-all"));
+  // moe_act drops only the experts' activation output.
+  const PlanResult act =
+      with({"training.recompute=\"selective\"", "training.recompute_modules=[\"moe_act\"]"});
+  CHECK(activations(act) < activations(attn));
+  CHECK(activations(act) > activations(moe));
+  // The modules are selective recompute's.
+  const auto errors = test::load_errors(
+      k_mixtral_mcore, {"training.recompute=\"full\"", "training.recompute_modules=[\"moe\"]"});
+  REQUIRE(!errors.empty());
+  CHECK_THAT(errors.front(), Catch::Contains("training.recompute_modules") &&
+                                 Catch::Contains("needs training.recompute = \"selective\""));
+}
